@@ -1,0 +1,96 @@
+"""The rules of Dominos as a pure engine (SPEC R1-R17, D1-D3).
+
+State in, state out: :func:`create` and :func:`apply` take an immutable :class:`TableState`,
+a command and the time, and return the next state with its events, or raise a typed
+:class:`RuleError`. :func:`view_for` is the one projection of a state onto what a seat may
+see. :func:`replay` rebuilds any table from its command log. No grpc, redis, nats, clock or
+global randomness is imported here.
+"""
+
+from __future__ import annotations
+
+from .codec import CodecError, decode_command, decode_state, encode_command, encode_state
+from .commands import (
+    Command,
+    Create,
+    Expire,
+    Join,
+    Leave,
+    Pass,
+    Play,
+    SetPresence,
+    SetTarget,
+    Start,
+)
+from .engine import (
+    Transition,
+    apply,
+    auto_play_choice,
+    can_pass,
+    create,
+    legal_moves,
+    score_round,
+    validate_name,
+    validate_target,
+)
+from .errors import ALL_REASONS, ErrorKind, RuleError
+from .replay import LogEntry, replay
+from .state import (
+    NOBODY,
+    AutoCause,
+    End,
+    Outcome,
+    Phase,
+    RoundResult,
+    RoundState,
+    TableState,
+    Timing,
+    team_of,
+)
+from .view import PlacedTile, SeatPublic, SeatView, view_for
+
+__all__ = [
+    "ALL_REASONS",
+    "NOBODY",
+    "AutoCause",
+    "CodecError",
+    "Command",
+    "Create",
+    "End",
+    "ErrorKind",
+    "Expire",
+    "Join",
+    "Leave",
+    "LogEntry",
+    "Outcome",
+    "Pass",
+    "Phase",
+    "PlacedTile",
+    "Play",
+    "RoundResult",
+    "RoundState",
+    "RuleError",
+    "SeatPublic",
+    "SeatView",
+    "SetPresence",
+    "SetTarget",
+    "Start",
+    "TableState",
+    "Timing",
+    "Transition",
+    "apply",
+    "auto_play_choice",
+    "can_pass",
+    "create",
+    "decode_command",
+    "decode_state",
+    "encode_command",
+    "encode_state",
+    "legal_moves",
+    "replay",
+    "score_round",
+    "team_of",
+    "validate_name",
+    "validate_target",
+    "view_for",
+]

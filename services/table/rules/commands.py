@@ -1,0 +1,76 @@
+"""The commands a table accepts: plain immutable records, also the entries of its command log.
+
+Randomness and time come from outside: ``Start`` carries the seed every deal of the game
+derives from, and every command is applied at an explicit ``now_ms``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .state import DEFAULT_TARGET, Timing
+
+
+class Create(NamedTuple):
+    """Open a table: the host takes seat 0 (R2). Always the first entry of a command log."""
+
+    table_id: str
+    host_name: str
+    target: int = DEFAULT_TARGET
+    timing: Timing = Timing()
+
+
+class Join(NamedTuple):
+    """Take the lowest free seat (R2, D4)."""
+
+    name: str
+
+
+class Leave(NamedTuple):
+    """Leave before the start (D4); the host leaving closes the table."""
+
+    seat: int
+
+
+class SetTarget(NamedTuple):
+    """Set the target before the start (host only, R16)."""
+
+    seat: int
+    target: int
+
+
+class Start(NamedTuple):
+    """Start the game (host only, four seated, R3); ``seed`` drives every deal of the game."""
+
+    seat: int
+    seed: int
+
+
+class Play(NamedTuple):
+    """Lay ``tile`` (an index, see ``tiles``) on ``end`` (``End.LEFT``/``End.RIGHT``)."""
+
+    seat: int
+    tile: int
+    end: int
+
+
+class Pass(NamedTuple):
+    """Pass: only when nothing fits (R9)."""
+
+    seat: int
+
+
+class SetPresence(NamedTuple):
+    """A seat's client connected or disconnected (S3, S4, D3)."""
+
+    seat: int
+    connected: bool
+
+
+class Expire(NamedTuple):
+    """The clock numbered ``turn_number`` ran out: auto-play (R11) or the next deal (D1)."""
+
+    turn_number: int
+
+
+Command = Create | Join | Leave | SetTarget | Start | Play | Pass | SetPresence | Expire

@@ -1,0 +1,163 @@
+"""Typed errors of the rules engine, each with a stable reason code.
+
+Every rejected command raises a subclass of :class:`RuleError`; the state it was applied to
+is untouched (states are immutable). ``reason`` is the name of the ``ErrorReason`` value of
+the contract without its prefix, and ``kind`` says which gRPC status class the services map
+it to; the engine itself knows nothing of gRPC.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar
+
+
+class ErrorKind(StrEnum):
+    """How a rejection is classified (the services map it to a gRPC status code)."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"
+
+
+class RuleError(Exception):
+    """A command the rules refuse. Subclasses fix ``reason`` and ``kind``."""
+
+    reason: ClassVar[str] = "UNSPECIFIED"
+    kind: ClassVar[ErrorKind] = ErrorKind.FAILED_PRECONDITION
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message or self.reason)
+        self.message = message or self.reason
+
+
+class _InvalidArgumentError(RuleError):
+    kind = ErrorKind.INVALID_ARGUMENT
+
+
+class _FailedPreconditionError(RuleError):
+    kind = ErrorKind.FAILED_PRECONDITION
+
+
+class _PermissionDeniedError(RuleError):
+    kind = ErrorKind.PERMISSION_DENIED
+
+
+class NameInvalid(_InvalidArgumentError):
+    """A player name that is empty, too long or holds control characters."""
+
+    reason = "NAME_INVALID"
+
+
+class TargetInvalid(_InvalidArgumentError):
+    """A target outside 50..500 or not a multiple of 50 (R16)."""
+
+    reason = "TARGET_INVALID"
+
+
+class TileMalformed(_InvalidArgumentError):
+    """A tile index outside the double-six set."""
+
+    reason = "TILE_MALFORMED"
+
+
+class EndMalformed(_InvalidArgumentError):
+    """An end that is neither left nor right."""
+
+    reason = "END_MALFORMED"
+
+
+class SeatInvalid(_PermissionDeniedError):
+    """A seat number that is not an occupied seat of the table."""
+
+    reason = "TOKEN_INVALID"
+
+
+class NotHost(_PermissionDeniedError):
+    """Only the host may set the target or start (R3, R16)."""
+
+    reason = "NOT_HOST"
+
+
+class TableFull(_FailedPreconditionError):
+    """Four players are seated already (R1)."""
+
+    reason = "TABLE_FULL"
+
+
+class GameAlreadyStarted(_FailedPreconditionError):
+    """The command is only allowed before the start (R16, D4)."""
+
+    reason = "GAME_ALREADY_STARTED"
+
+
+class NotEnoughPlayers(_FailedPreconditionError):
+    """Start needs four seated players (R3)."""
+
+    reason = "NOT_ENOUGH_PLAYERS"
+
+
+class RoundNotInPlay(_FailedPreconditionError):
+    """The command needs a round in play."""
+
+    reason = "ROUND_NOT_IN_PLAY"
+
+
+class NotYourTurn(_FailedPreconditionError):
+    """Another seat is to act (R4)."""
+
+    reason = "NOT_YOUR_TURN"
+
+
+class TileNotInHand(_FailedPreconditionError):
+    """The tile is not in the seat's hand."""
+
+    reason = "TILE_NOT_IN_HAND"
+
+
+class TileDoesNotFit(_FailedPreconditionError):
+    """Neither half of the tile matches the chosen end (R8)."""
+
+    reason = "TILE_DOES_NOT_FIT"
+
+
+class MustPlay(_FailedPreconditionError):
+    """A pass refused because a tile fits (R9)."""
+
+    reason = "MUST_PLAY"
+
+
+class GameOver(_FailedPreconditionError):
+    """The game is finished (R17) or the table closed."""
+
+    reason = "GAME_OVER"
+
+
+class TimerStale(_FailedPreconditionError):
+    """A timer expiry that names a past turn or is not due yet: it must change nothing."""
+
+    reason = "TIMER_STALE"
+
+
+#: Every reason code the engine can raise.
+ALL_REASONS: frozenset[str] = frozenset(
+    cls.reason
+    for cls in (
+        NameInvalid,
+        TargetInvalid,
+        TileMalformed,
+        EndMalformed,
+        SeatInvalid,
+        NotHost,
+        TableFull,
+        GameAlreadyStarted,
+        NotEnoughPlayers,
+        RoundNotInPlay,
+        NotYourTurn,
+        TileNotInHand,
+        TileDoesNotFit,
+        MustPlay,
+        GameOver,
+        TimerStale,
+    )
+)

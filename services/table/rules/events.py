@@ -1,0 +1,99 @@
+"""Domain events: what an accepted command did, for logs, metrics and notifications.
+
+Events describe public facts only (a laid tile is public once laid); hands never appear
+except in ``RoundEnded.result``, which is emitted when the round is over (D1).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .state import AutoCause, RoundResult
+
+
+class TableCreated(NamedTuple):
+    """A host opened the table (seat 0)."""
+
+    host_name: str
+
+
+class SeatTaken(NamedTuple):
+    """A player took ``seat``."""
+
+    seat: int
+    name: str
+
+
+class SeatFreed(NamedTuple):
+    """A player left ``seat`` before the start (D4)."""
+
+    seat: int
+
+
+class TableClosed(NamedTuple):
+    """The host left before the start: the table is closed."""
+
+
+class TargetChanged(NamedTuple):
+    """The host set the target (R16)."""
+
+    target: int
+
+
+class RoundDealt(NamedTuple):
+    """A round was dealt; ``opener`` acts first (R6, R7)."""
+
+    number: int
+    opener: int
+
+
+class TileLaid(NamedTuple):
+    """``seat`` laid ``tile`` on ``end``; ``auto`` tells whether the table did it (R11)."""
+
+    seat: int
+    tile: int
+    end: int
+    auto: AutoCause
+
+
+class Passed(NamedTuple):
+    """``seat`` passed on the numbers of mask ``numbers`` (R10); ``auto`` as for TileLaid."""
+
+    seat: int
+    numbers: int
+    auto: AutoCause
+
+
+class RoundEnded(NamedTuple):
+    """A round ended (R12-R15)."""
+
+    result: RoundResult
+
+
+class GameEnded(NamedTuple):
+    """A team reached the target (R17)."""
+
+    winner: int
+    scores: tuple[int, int]
+
+
+class PresenceChanged(NamedTuple):
+    """A seat connected or disconnected (S3, S4)."""
+
+    seat: int
+    connected: bool
+
+
+Event = (
+    TableCreated
+    | SeatTaken
+    | SeatFreed
+    | TableClosed
+    | TargetChanged
+    | RoundDealt
+    | TileLaid
+    | Passed
+    | RoundEnded
+    | GameEnded
+    | PresenceChanged
+)

@@ -1,0 +1,142 @@
+"""The immutable state of a table, from the lobby to the end of the game.
+
+States are ``NamedTuple``\\ s of ints, strings and tuples: hashable, comparable, cheap to
+copy with one field changed, and serialisable exactly (``codec``). Nothing here mutates;
+:mod:`.engine` builds a new state for every accepted command.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+if TYPE_CHECKING:
+    from .events import Event
+
+#: Seats per table (R1).
+SEATS: Final = 4
+#: Default target (R16).
+DEFAULT_TARGET: Final = 100
+#: Target bounds and step (R16).
+MIN_TARGET: Final = 50
+MAX_TARGET: Final = 500
+TARGET_STEP: Final = 50
+#: Longest player name, in characters.
+MAX_NAME_LENGTH: Final = 24
+#: The seat of the host (R2).
+HOST_SEAT: Final = 0
+#: "No seat" / "no team" in int fields.
+NOBODY: Final = -1
+
+
+class Phase(IntEnum):
+    """The life cycle of a table (values match ``dominos.v1.Phase``)."""
+
+    WAITING = 1
+    PLAYING = 2
+    ROUND_OVER = 3
+    FINISHED = 4
+    CLOSED = 5
+
+
+class End(IntEnum):
+    """The two ends of the chain (values match ``dominos.v1.End``)."""
+
+    LEFT = 1
+    RIGHT = 2
+
+
+class Outcome(IntEnum):
+    """How a round ended (values match ``dominos.v1.RoundOutcome``)."""
+
+    DOMINO = 1
+    BLOCKED = 2
+    BLOCKED_TIE = 3
+
+
+class AutoCause(IntEnum):
+    """Why the table acted for a seat (values match ``dominos.v1.AutoPlayCause``)."""
+
+    NONE = 0
+    TIMEOUT = 1
+    AWAY = 2
+
+
+class Timing(NamedTuple):
+    """The table's clocks in milliseconds (D8): a turn, a turn while away (S3), the break (D1)."""
+
+    turn_ms: int = 45_000
+    away_ms: int = 5_000
+    break_ms: int = 10_000
+
+
+class RoundState(NamedTuple):
+    """A round being played, or the round that just ended.
+
+    ``hands`` are tile masks per seat. ``chain`` lists laid tiles from left to right, each
+    encoded ``seat << 6 | left_half << 3 | right_half``. ``left``/``right`` are the open
+    numbers (``tiles.NO_END`` while the chain is empty). ``passes`` counts consecutive passes
+    (four block the round, R13); ``passed`` is the per-seat mask of numbers passed on (R10);
+    ``last_layer`` is the seat that laid the latest tile (R14).
+    """
+
+    number: int
+    opener: int
+    hands: tuple[int, int, int, int]
+    chain: tuple[int, ...]
+    left: int
+    right: int
+    turn: int
+    passes: int
+    passed: tuple[int, int, int, int]
+    last_layer: int
+
+
+class RoundResult(NamedTuple):
+    """The summary of an ended round (D1): outcome, the one scoring team (R15), and why."""
+
+    number: int
+    opener: int
+    outcome: Outcome
+    scoring_team: int
+    points: int
+    domino_seat: int
+    team_pips: tuple[int, int]
+    last_tile_team: int
+    hands: tuple[int, int, int, int]
+
+
+class TableState(NamedTuple):
+    """Everything about one table at one version. ``seed`` (the deals' secret) is never shown.
+
+    ``turn_number`` counts the clocks started (turns and breaks); a timer expiry names it so
+    a late one is recognised. ``deadline_ms`` is when the running clock ends (0 when none
+    runs). ``winner`` is a team index (0 = A, 1 = B) or ``NOBODY``. ``last_action`` is the
+    public event of the latest command (a laid tile, a pass, a join...), for clients to show.
+    """
+
+    table_id: str
+    version: int
+    phase: Phase
+    target: int
+    names: tuple[str, str, str, str]
+    connected: tuple[bool, bool, bool, bool]
+    seed: int
+    timing: Timing
+    scores: tuple[int, int]
+    round: RoundState | None
+    last_result: RoundResult | None
+    turn_number: int
+    deadline_ms: int
+    winner: int
+    last_action: Event
+
+
+def team_of(seat: int) -> int:
+    """The team of a seat: 0 (A) for seats 0 and 2, 1 (B) for seats 1 and 3 (R1)."""
+    return seat & 1
+
+
+def is_seated(state: TableState, seat: int) -> bool:
+    """Whether ``seat`` is a seat number with a player on it (an empty name is a free seat)."""
+    return 0 <= seat < SEATS and state.names[seat] != ""

@@ -1,0 +1,123 @@
+"""The one projection of a table onto what a seat may see (S6).
+
+:func:`view_for` is the only function that turns a :class:`TableState` into something sent
+towards a client. It copies the public state (chain, tile counts, passes, scores, target,
+turn and deadline) and the seat's own hand; other seats' hands appear only in the summary of
+a round that is over (D1). The seed of the deals never appears.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .commands import Play
+from .engine import can_pass, legal_moves
+from .events import Event
+from .state import (
+    HOST_SEAT,
+    NOBODY,
+    SEATS,
+    Phase,
+    RoundResult,
+    TableState,
+    team_of,
+)
+from .tiles import NO_END, tiles_of
+
+
+class SeatPublic(NamedTuple):
+    """What everybody sees of one seat."""
+
+    seat: int
+    occupied: bool
+    name: str
+    team: int
+    host: bool
+    tile_count: int
+    passed_on: tuple[int, ...]
+    connected: bool
+
+
+class PlacedTile(NamedTuple):
+    """A laid tile, oriented left to right, and who laid it."""
+
+    left: int
+    right: int
+    seat: int
+
+
+class SeatView(NamedTuple):
+    """One seat's view of the table at one version (mirrors ``dominos.v1.TableView``).
+
+    ``turn_seat``, ``left_end`` and ``right_end`` are ``NOBODY`` when unset; ``winner`` is a
+    team index or ``NOBODY``; ``last_round`` is set only while a round is over.
+    """
+
+    table_id: str
+    version: int
+    phase: Phase
+    target: int
+    scores: tuple[int, int]
+    seats: tuple[SeatPublic, ...]
+    your_seat: int
+    hand: tuple[int, ...]
+    legal_moves: tuple[Play, ...]
+    can_pass: bool
+    turn_seat: int
+    deadline_ms: int
+    round_number: int
+    opener_seat: int
+    chain: tuple[PlacedTile, ...]
+    left_end: int
+    right_end: int
+    last_round: RoundResult | None
+    winner: int
+    last_action: Event
+    consecutive_passes: int
+
+
+def view_for(state: TableState, seat: int) -> SeatView:
+    """What ``seat`` may see of ``state``: public facts plus its own hand, nothing more (S6)."""
+    rnd = state.round
+    live = state.phase is Phase.PLAYING
+    seats = []
+    for s in range(SEATS):
+        seats.append(
+            SeatPublic(
+                seat=s,
+                occupied=state.names[s] != "",
+                name=state.names[s],
+                team=team_of(s),
+                host=s == HOST_SEAT,
+                tile_count=rnd.hands[s].bit_count() if rnd is not None else 0,
+                passed_on=tuple(n for n in range(7) if rnd is not None and rnd.passed[s] >> n & 1),
+                connected=state.connected[s],
+            )
+        )
+    chain: tuple[PlacedTile, ...] = ()
+    if rnd is not None:
+        chain = tuple(PlacedTile(code >> 3 & 7, code & 7, code >> 6) for code in rnd.chain)
+    over = state.phase in (Phase.ROUND_OVER, Phase.FINISHED)
+    return SeatView(
+        table_id=state.table_id,
+        version=state.version,
+        phase=state.phase,
+        target=state.target,
+        scores=state.scores,
+        seats=tuple(seats),
+        your_seat=seat,
+        hand=tuple(tiles_of(rnd.hands[seat])) if rnd is not None else (),
+        legal_moves=legal_moves(state, seat),
+        can_pass=can_pass(state, seat),
+        turn_seat=rnd.turn if live and rnd is not None else NOBODY,
+        deadline_ms=state.deadline_ms,
+        round_number=rnd.number if rnd is not None else 0,
+        opener_seat=rnd.opener if rnd is not None else NOBODY,
+        chain=chain,
+        left_end=rnd.left if rnd is not None and rnd.left != NO_END else NOBODY,
+        right_end=rnd.right if rnd is not None and rnd.right != NO_END else NOBODY,
+        last_round=state.last_result if over else None,
+        winner=state.winner,
+        last_action=state.last_action,
+        consecutive_passes=rnd.passes if rnd is not None and live else 0,
+    )
