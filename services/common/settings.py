@@ -1,0 +1,572 @@
+# ruff: noqa: E501  (the variable table in the docstring has long rows)
+"""Process configuration: environment variables parsed once into a frozen :class:`Settings`.
+
+:meth:`Settings.from_env` is the only place in the code base that reads ``os.environ``. Every
+entry point calls it once at start-up and passes the resulting object (or the values it needs)
+down; nothing else looks at the environment. An invalid value raises :class:`SettingsError`
+naming the variable and the problem, so a misconfigured pod fails at start with a clear message
+instead of misbehaving later. Variables that are unset keep their default; a variable that is
+set must hold a valid value (an empty string is an error, not "use the default").
+
+Durations are float seconds; each ``*_seconds`` attribute has an integer ``*_ms`` twin
+(``turn_seconds`` → ``turn_ms``) because state, events and Redis scores use epoch
+milliseconds.
+
+Unknown ``DOMINOS_*`` variables are ignored, not rejected: Kubernetes injects
+``<SERVICE>_SERVICE_HOST``-style variables for every Service in the namespace (a Service named
+``dominos-table`` yields ``DOMINOS_TABLE_SERVICE_HOST``), so rejecting them would break
+deployments. :meth:`Settings.unknown_variables` lists them so an entry point can log a warning
+about likely typos.
+
+Variables (this table is also produced by :func:`settings_table_markdown`; a unit test keeps
+the two identical):
+
+| Variable | Default | Allowed | Meaning |
+|---|---|---|---|
+| `DOMINOS_SERVICE_NAME` | `dominos` | letters, digits, `.`, `_`, `-` | Name of this process in logs (`service`) and metrics labels. |
+| `DOMINOS_GRPC_HOST` | `0.0.0.0` | host name or IP | Interface the gRPC server listens on. |
+| `DOMINOS_GRPC_PORT` | `50051` | 0 to 65535 | gRPC listen port; 0 picks a free port. |
+| `DOMINOS_METRICS_PORT` | `9100` | -1 to 65535 | Prometheus `/metrics` HTTP port; 0 picks a free port, -1 disables the endpoint. |
+| `DOMINOS_REDIS_URL` | `redis://127.0.0.1:6379/0` | `redis://`, `rediss://` or `unix://` URL | Redis holding all table state. |
+| `DOMINOS_NATS_URL` | `nats://127.0.0.1:4222` | comma-separated `nats://`, `tls://`, `ws://`, `wss://` URLs | NATS server(s) of the message bus. |
+| `DOMINOS_TABLE_SERVICE_ADDR` | `127.0.0.1:50051` | `host:port` or gRPC target (`dns:///table:50051`) | Where the gateway reaches the table service. |
+| `DOMINOS_TURN_SECONDS` | `45` | > 0 and <= 3600 | Time a connected player has for a turn before auto-play (R11). |
+| `DOMINOS_AWAY_TURN_SECONDS` | `5` | > 0 and <= 3600 | Turn time of a seat whose player is disconnected (S3). |
+| `DOMINOS_ROUND_BREAK_SECONDS` | `10` | >= 0 and <= 3600 | Pause between two rounds (D1). |
+| `DOMINOS_LOBBY_TTL_SECONDS` | `3600` | > 0 and <= 2592000 | Lifetime of a table that has not started. |
+| `DOMINOS_FINISHED_TTL_SECONDS` | `86400` | > 0 and <= 2592000 | How long a finished table is kept. |
+| `DOMINOS_SHUTDOWN_GRACE_SECONDS` | `10` | >= 0 and <= 3600 | On SIGTERM, time in-flight calls get before they are cancelled. |
+| `DOMINOS_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error`, `critical` | Lowest level written to the log. |
+| `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
+| `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
+| `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+from urllib.parse import urlsplit
+
+__all__ = [
+    "ENV_PREFIX",
+    "LOG_LEVELS",
+    "VARIABLES",
+    "Settings",
+    "SettingsError",
+    "Variable",
+    "settings_table_markdown",
+]
+
+ENV_PREFIX: Final = "DOMINOS_"
+LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
+
+_DAY: Final = 86_400.0
+_THIRTY_DAYS: Final = 30 * _DAY
+_HOUR: Final = 3_600.0
+_SERVICE_NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+_GRPC_TARGET_SCHEMES: Final = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "xds:")
+_REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
+_NATS_SCHEMES: Final = ("nats", "tls", "ws", "wss")
+
+Kind = Literal[
+    "str", "name", "host", "int", "float", "log_level", "redis_url", "nats_url", "target"
+]
+
+
+class SettingsError(ValueError):
+    """A configuration variable holds an invalid value.
+
+    ``variable`` is the environment variable's name and ``problem`` says what is wrong; the
+    message is ``"<variable>: <problem>"``.
+    """
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """Description of one environment variable: the single source for parsing and docs.
+
+    ``minimum``/``maximum`` bound numeric kinds; ``exclusive_minimum`` makes the lower bound
+    strict (a duration that must be > 0).
+    """
+
+    name: str
+    attribute: str
+    kind: Kind
+    default: str | int | float
+    allowed: str
+    meaning: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+
+
+def _var(
+    name: str,
+    default: str | int | float,
+    meaning: str,
+    *,
+    kind: Kind,
+    allowed: str = "",
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> Any:
+    """A dataclass field whose metadata carries its :class:`Variable` (attribute set later)."""
+    if not allowed and minimum is not None and maximum is not None:
+        if kind == "int":
+            allowed = f"{int(minimum)} to {int(maximum)}"
+        else:
+            low = ">" if exclusive_minimum else ">="
+            allowed = f"{low} {_fmt_number(minimum)} and <= {_fmt_number(maximum)}"
+    spec = Variable(
+        name=name,
+        attribute="",
+        kind=kind,
+        default=default,
+        allowed=allowed,
+        meaning=meaning,
+        minimum=minimum,
+        maximum=maximum,
+        exclusive_minimum=exclusive_minimum,
+    )
+    return dataclasses.field(default=default, metadata={"variable": spec})
+
+
+def _duration(
+    name: str, default: float, meaning: str, *, maximum: float, allow_zero: bool = False
+) -> Any:
+    return _var(
+        name,
+        float(default),
+        meaning,
+        kind="float",
+        minimum=0.0,
+        maximum=maximum,
+        exclusive_minimum=not allow_zero,
+    )
+
+
+def _fmt_number(value: float) -> str:
+    """``45.0`` → ``"45"``, ``2.5`` → ``"2.5"``."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Validated configuration of one process (see the module docstring for the variables).
+
+    Construct it with :meth:`from_env` in entry points and with keyword arguments or
+    :meth:`replace` in tests; every construction path validates, so an instance is always
+    valid. Instances are immutable and hashable.
+    """
+
+    service_name: str = _var(
+        "DOMINOS_SERVICE_NAME",
+        "dominos",
+        "Name of this process in logs (`service`) and metrics labels.",
+        kind="name",
+        allowed="letters, digits, `.`, `_`, `-`",
+    )
+    grpc_host: str = _var(
+        "DOMINOS_GRPC_HOST",
+        "0.0.0.0",
+        "Interface the gRPC server listens on.",
+        kind="host",
+        allowed="host name or IP",
+    )
+    grpc_port: int = _var(
+        "DOMINOS_GRPC_PORT",
+        50051,
+        "gRPC listen port; 0 picks a free port.",
+        kind="int",
+        minimum=0,
+        maximum=65535,
+    )
+    metrics_port: int = _var(
+        "DOMINOS_METRICS_PORT",
+        9100,
+        "Prometheus `/metrics` HTTP port; 0 picks a free port, -1 disables the endpoint.",
+        kind="int",
+        minimum=-1,
+        maximum=65535,
+    )
+    redis_url: str = _var(
+        "DOMINOS_REDIS_URL",
+        "redis://127.0.0.1:6379/0",
+        "Redis holding all table state.",
+        kind="redis_url",
+        allowed="`redis://`, `rediss://` or `unix://` URL",
+    )
+    nats_url: str = _var(
+        "DOMINOS_NATS_URL",
+        "nats://127.0.0.1:4222",
+        "NATS server(s) of the message bus.",
+        kind="nats_url",
+        allowed="comma-separated `nats://`, `tls://`, `ws://`, `wss://` URLs",
+    )
+    table_service_addr: str = _var(
+        "DOMINOS_TABLE_SERVICE_ADDR",
+        "127.0.0.1:50051",
+        "Where the gateway reaches the table service.",
+        kind="target",
+        allowed="`host:port` or gRPC target (`dns:///table:50051`)",
+    )
+    turn_seconds: float = _duration(
+        "DOMINOS_TURN_SECONDS",
+        45,
+        "Time a connected player has for a turn before auto-play (R11).",
+        maximum=_HOUR,
+    )
+    away_turn_seconds: float = _duration(
+        "DOMINOS_AWAY_TURN_SECONDS",
+        5,
+        "Turn time of a seat whose player is disconnected (S3).",
+        maximum=_HOUR,
+    )
+    round_break_seconds: float = _duration(
+        "DOMINOS_ROUND_BREAK_SECONDS",
+        10,
+        "Pause between two rounds (D1).",
+        maximum=_HOUR,
+        allow_zero=True,
+    )
+    lobby_ttl_seconds: float = _duration(
+        "DOMINOS_LOBBY_TTL_SECONDS",
+        3600,
+        "Lifetime of a table that has not started.",
+        maximum=_THIRTY_DAYS,
+    )
+    finished_ttl_seconds: float = _duration(
+        "DOMINOS_FINISHED_TTL_SECONDS",
+        86400,
+        "How long a finished table is kept.",
+        maximum=_THIRTY_DAYS,
+    )
+    shutdown_grace_seconds: float = _duration(
+        "DOMINOS_SHUTDOWN_GRACE_SECONDS",
+        10,
+        "On SIGTERM, time in-flight calls get before they are cancelled.",
+        maximum=_HOUR,
+        allow_zero=True,
+    )
+    log_level: str = _var(
+        "DOMINOS_LOG_LEVEL",
+        "info",
+        "Lowest level written to the log.",
+        kind="log_level",
+        allowed=", ".join(f"`{level}`" for level in LOG_LEVELS),
+    )
+    join_rate_limit: int = _var(
+        "DOMINOS_JOIN_RATE_LIMIT",
+        20,
+        "Join attempts allowed per minute per peer (gateway).",
+        kind="int",
+        minimum=1,
+        maximum=100_000,
+    )
+    timer_retry_seconds: float = _duration(
+        "DOMINOS_TIMER_RETRY_SECONDS",
+        2,
+        "Lease of a claimed deadline: it fires again after this if its table has not moved on.",
+        maximum=_HOUR,
+    )
+    timer_sweep_seconds: float = _duration(
+        "DOMINOS_TIMER_SWEEP_SECONDS",
+        1,
+        "Period of the timer service's safety-net sweep of the deadline index.",
+        maximum=_HOUR,
+    )
+
+    def __post_init__(self) -> None:
+        """Validate and normalise every attribute; raise SettingsError on the first bad one."""
+        for spec in VARIABLES:
+            value = getattr(self, spec.attribute)
+            object.__setattr__(self, spec.attribute, _validate(spec, value))
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Parse the ``DOMINOS_*`` variables of ``env`` (default: ``os.environ``).
+
+        Unset variables keep their defaults. Leading/trailing whitespace is ignored. Raises
+        :class:`SettingsError` naming the first variable that is empty, not a number where a
+        number is expected, out of its range, or otherwise invalid.
+        """
+        source: Mapping[str, str] = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for spec in VARIABLES:
+            raw = source.get(spec.name)
+            if raw is not None:
+                values[spec.attribute] = _parse(spec, raw)
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied (validated like any construction); for tests."""
+        return dataclasses.replace(self, **changes)
+
+    @staticmethod
+    def unknown_variables(env: Mapping[str, str] | None = None) -> list[str]:
+        """Sorted names in ``env`` (default ``os.environ``) that start with ``DOMINOS_`` but
+        are not settings variables: probably typos, or Kubernetes service links."""
+        source: Mapping[str, str] = os.environ if env is None else env
+        known = {spec.name for spec in VARIABLES}
+        return sorted(k for k in source if k.startswith(ENV_PREFIX) and k not in known)
+
+    def public_dict(self) -> dict[str, Any]:
+        """Every attribute by name, with passwords inside URLs masked; safe to log."""
+        return {
+            spec.attribute: _mask_password(getattr(self, spec.attribute))
+            if spec.kind in ("redis_url", "nats_url")
+            else getattr(self, spec.attribute)
+            for spec in VARIABLES
+        }
+
+    def __repr__(self) -> str:
+        """Like the dataclass repr, but URL passwords are masked."""
+        body = ", ".join(f"{k}={v!r}" for k, v in self.public_dict().items())
+        return f"Settings({body})"
+
+    # -- derived values -----------------------------------------------------------------
+
+    @property
+    def grpc_listen_address(self) -> str:
+        """``host:port`` to bind the gRPC server to (IPv6 hosts in brackets)."""
+        host = self.grpc_host
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"{host}:{self.grpc_port}"
+
+    @property
+    def nats_servers(self) -> list[str]:
+        """The NATS server URLs of ``nats_url``, in order."""
+        return _split_urls(self.nats_url)
+
+    @property
+    def metrics_enabled(self) -> bool:
+        """False when ``DOMINOS_METRICS_PORT`` is -1."""
+        return self.metrics_port != -1
+
+    @property
+    def turn_ms(self) -> int:
+        """``turn_seconds`` in whole milliseconds."""
+        return _to_ms(self.turn_seconds)
+
+    @property
+    def away_turn_ms(self) -> int:
+        """``away_turn_seconds`` in whole milliseconds."""
+        return _to_ms(self.away_turn_seconds)
+
+    @property
+    def round_break_ms(self) -> int:
+        """``round_break_seconds`` in whole milliseconds."""
+        return _to_ms(self.round_break_seconds)
+
+    @property
+    def lobby_ttl_ms(self) -> int:
+        """``lobby_ttl_seconds`` in whole milliseconds."""
+        return _to_ms(self.lobby_ttl_seconds)
+
+    @property
+    def finished_ttl_ms(self) -> int:
+        """``finished_ttl_seconds`` in whole milliseconds."""
+        return _to_ms(self.finished_ttl_seconds)
+
+    @property
+    def shutdown_grace_ms(self) -> int:
+        """``shutdown_grace_seconds`` in whole milliseconds."""
+        return _to_ms(self.shutdown_grace_seconds)
+
+    @property
+    def timer_retry_ms(self) -> int:
+        """``timer_retry_seconds`` in whole milliseconds."""
+        return _to_ms(self.timer_retry_seconds)
+
+    @property
+    def timer_sweep_ms(self) -> int:
+        """``timer_sweep_seconds`` in whole milliseconds."""
+        return _to_ms(self.timer_sweep_seconds)
+
+
+def _collect_variables() -> tuple[Variable, ...]:
+    specs = []
+    for f in dataclasses.fields(Settings):
+        spec: Variable = f.metadata["variable"]
+        specs.append(dataclasses.replace(spec, attribute=f.name))
+    return tuple(specs)
+
+
+VARIABLES: Final[tuple[Variable, ...]] = _collect_variables()
+"""Every configuration variable, in documentation order."""
+
+
+def settings_table_markdown() -> str:
+    """The Markdown table (header + one row per variable) documenting every variable.
+
+    Columns: Variable, Default, Allowed, Meaning. Used by the module docstring and README.
+    """
+    lines = ["| Variable | Default | Allowed | Meaning |", "|---|---|---|---|"]
+    for spec in VARIABLES:
+        default = (
+            _fmt_number(spec.default)
+            if isinstance(spec.default, (int, float))
+            else str(spec.default)
+        )
+        lines.append(f"| `{spec.name}` | `{default}` | {spec.allowed} | {spec.meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+# -- parsing and validation -----------------------------------------------------------------
+
+
+def _to_ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _mask_password(urls: str) -> str:
+    """Replace the password of every URL in a comma-separated list by ``***``."""
+    masked = []
+    for url in _split_urls(urls):
+        parts = urlsplit(url)
+        if parts.password is not None:
+            userinfo, _, hostinfo = parts.netloc.rpartition("@")
+            user = userinfo.partition(":")[0]
+            masked.append(parts._replace(netloc=f"{user}:***@{hostinfo}").geturl())
+        else:
+            masked.append(url)
+    return ",".join(masked)
+
+
+def _split_urls(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _parse(spec: Variable, raw: str) -> Any:
+    """Text of an environment variable → typed value (range checks happen in validation)."""
+    text = raw.strip()
+    if not text:
+        raise SettingsError(spec.name, "must not be empty")
+    if spec.kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise SettingsError(spec.name, f"expected an integer, got {raw!r}") from None
+    if spec.kind == "float":
+        try:
+            return float(text)
+        except ValueError:
+            raise SettingsError(spec.name, f"expected a number of seconds, got {raw!r}") from None
+    return text
+
+
+def _validate(spec: Variable, value: object) -> Any:
+    """Check ``value`` against ``spec``; return it normalised or raise :class:`SettingsError`."""
+    if spec.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SettingsError(spec.name, f"expected an integer, got {value!r}")
+        _check_range(spec, value)
+        return value
+    if spec.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SettingsError(spec.name, f"expected a number of seconds, got {value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            raise SettingsError(spec.name, f"must be a finite number, got {value!r}")
+        _check_range(spec, number)
+        return number
+    if not isinstance(value, str):
+        raise SettingsError(spec.name, f"expected a string, got {value!r}")
+    text = value.strip()
+    if not text:
+        raise SettingsError(spec.name, "must not be empty")
+    if spec.kind == "log_level":
+        level = text.lower()
+        if level not in LOG_LEVELS:
+            raise SettingsError(
+                spec.name, f"unknown log level {value!r}; expected one of {', '.join(LOG_LEVELS)}"
+            )
+        return level
+    if spec.kind == "name":
+        if not _SERVICE_NAME_RE.fullmatch(text):
+            raise SettingsError(
+                spec.name,
+                f"invalid name {value!r}; use 1-63 letters, digits, '.', '_' or '-'",
+            )
+        return text
+    if spec.kind == "nats_url":
+        urls = _split_urls(text)
+        if not urls:
+            raise SettingsError(spec.name, "must name at least one server")
+        for url in urls:
+            _check_url(spec, url, _NATS_SCHEMES, need_host=True)
+        return ",".join(urls)
+    if spec.kind == "redis_url":
+        _check_url(spec, text, _REDIS_SCHEMES, need_host=not text.startswith("unix:"))
+        return text
+    if any(ch.isspace() for ch in text):
+        raise SettingsError(spec.name, f"must not contain whitespace, got {value!r}")
+    if spec.kind == "target":
+        _check_target(spec, text)
+    return text
+
+
+def _check_range(spec: Variable, number: float) -> None:
+    low, high = spec.minimum, spec.maximum
+    if low is not None:
+        if spec.exclusive_minimum and number <= low:
+            raise SettingsError(spec.name, f"must be > {_fmt_number(low)}, got {number!r}")
+        if number < low:
+            problem = "must not be negative" if low == 0 else f"must be >= {_fmt_number(low)}"
+            raise SettingsError(spec.name, f"{problem}, got {number!r}")
+    if high is not None and number > high:
+        raise SettingsError(
+            spec.name, f"out of range: must be <= {_fmt_number(high)}, got {number!r}"
+        )
+
+
+def _check_url(spec: Variable, url: str, schemes: tuple[str, ...], *, need_host: bool) -> None:
+    shown = _mask_password(url)
+    if any(ch.isspace() for ch in url):
+        raise SettingsError(spec.name, f"URL {shown!r} must not contain whitespace")
+    parts = urlsplit(url)
+    if parts.scheme not in schemes:
+        raise SettingsError(
+            spec.name,
+            f"URL {shown!r} must use one of the schemes {', '.join(s + '://' for s in schemes)}",
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise SettingsError(spec.name, f"URL {shown!r} has an invalid port") from None
+    if need_host and not parts.hostname:
+        raise SettingsError(spec.name, f"URL {shown!r} has no host")
+    if port == 0:
+        raise SettingsError(spec.name, f"URL {shown!r} has port 0")
+
+
+def _check_target(spec: Variable, target: str) -> None:
+    if target.startswith(_GRPC_TARGET_SCHEMES):
+        scheme = target.split(":", 1)[0]
+        if len(target) <= len(scheme) + 1:
+            raise SettingsError(spec.name, f"gRPC target {target!r} names no address")
+        return
+    host, sep, port_text = target.rpartition(":")
+    if not sep or not host.strip("[]"):
+        raise SettingsError(spec.name, f"expected host:port, got {target!r}")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise SettingsError(spec.name, f"port of {target!r} is not a number") from None
+    if not 1 <= port <= 65535:
+        raise SettingsError(spec.name, f"port of {target!r} is out of range 1-65535")

