@@ -40,6 +40,7 @@ the two identical):
 | `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
 | `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
+| `DOMINOS_TOKEN_SECRET` | `dev-only-insecure-token-secret` | at least 16 characters | Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production. |
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ _REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 _NATS_SCHEMES: Final = ("nats", "tls", "ws", "wss")
 
 Kind = Literal[
-    "str", "name", "host", "int", "float", "log_level", "redis_url", "nats_url", "target"
+    "str", "name", "host", "int", "float", "log_level", "redis_url", "nats_url", "target", "secret"
 ]
 
 
@@ -288,6 +289,14 @@ class Settings:
         maximum=_HOUR,
     )
 
+    token_secret: str = _var(
+        "DOMINOS_TOKEN_SECRET",
+        "dev-only-insecure-token-secret",
+        "Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production.",
+        kind="secret",
+        allowed="at least 16 characters",
+    )
+
     def __post_init__(self) -> None:
         """Validate and normalise every attribute; raise SettingsError on the first bad one."""
         for spec in VARIABLES:
@@ -329,6 +338,8 @@ class Settings:
         return {
             spec.attribute: _mask_password(getattr(self, spec.attribute))
             if spec.kind in ("redis_url", "nats_url")
+            else "***"
+            if spec.kind == "secret"
             else getattr(self, spec.attribute)
             for spec in VARIABLES
         }
@@ -518,6 +529,8 @@ def _validate(spec: Variable, value: object) -> Any:
         raise SettingsError(spec.name, f"must not contain whitespace, got {value!r}")
     if spec.kind == "target":
         _check_target(spec, text)
+    if spec.kind == "secret" and len(text) < 16:
+        raise SettingsError(spec.name, "must have at least 16 characters")
     return text
 
 

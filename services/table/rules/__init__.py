@@ -36,6 +36,7 @@ from .engine import (
 from .errors import ALL_REASONS, ErrorKind, RuleError
 from .replay import LogEntry, replay
 from .state import (
+    DEFAULT_TARGET,
     NOBODY,
     AutoCause,
     End,
@@ -51,6 +52,7 @@ from .view import PlacedTile, SeatPublic, SeatView, view_for
 
 __all__ = [
     "ALL_REASONS",
+    "DEFAULT_TARGET",
     "NOBODY",
     "AutoCause",
     "CodecError",

@@ -32,6 +32,7 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_JOIN_RATE_LIMIT": ("join_rate_limit", 20),
     "DOMINOS_TIMER_RETRY_SECONDS": ("timer_retry_seconds", 2.0),
     "DOMINOS_TIMER_SWEEP_SECONDS": ("timer_sweep_seconds", 1.0),
+    "DOMINOS_TOKEN_SECRET": ("token_secret", "dev-only-insecure-token-secret"),
 }
 
 DURATIONS = [spec for spec in VARIABLES if spec.attribute.endswith("_seconds")]
@@ -253,3 +254,12 @@ def test_markdown_table_lists_every_variable_with_its_default() -> None:
 def test_module_docstring_carries_the_generated_table() -> None:
     assert settings_module.__doc__ is not None
     assert settings_table_markdown() in settings_module.__doc__
+
+
+def test_token_secret_is_masked_and_must_be_long_enough() -> None:
+    settings = Settings.from_env({"DOMINOS_TOKEN_SECRET": "a-very-long-production-secret"})
+    assert settings.token_secret == "a-very-long-production-secret"
+    assert "a-very-long-production-secret" not in repr(settings)
+    assert settings.public_dict()["token_secret"] == "***"
+    with pytest.raises(SettingsError, match="DOMINOS_TOKEN_SECRET"):
+        Settings.from_env({"DOMINOS_TOKEN_SECRET": "short"})

@@ -1,0 +1,74 @@
+"""Invitation codes, table ids and seat tokens (S1, D6, D7).
+
+- **Invitation codes**: 8 characters of a 30-character unambiguous alphabet (no 0/O, 1/I/L, U):
+  30**8 ≈ 6.6e11 codes. Typed codes are normalised (upper case, spaces and dashes removed).
+- **Table ids**: 16 random bytes, URL-safe base64 without padding (22 characters).
+- **Seat tokens**: ``base64url(HMAC-SHA256(secret, "<table_id>:<seat>:<nonce>"))`` where
+  ``nonce`` is 32 random bytes drawn when the seat is taken: 256 unpredictable bits. Redis
+  stores only the nonce and ``SHA-256(token)``; the token itself is never stored. Deriving
+  it from the nonce lets a retried create/join (same request id) return the same token
+  without storing it. Verification compares the SHA-256 in constant time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Final
+
+CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
+CODE_LENGTH: Final = 8
+TABLE_ID_LENGTH: Final = 22
+_CODE_RE: Final = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
+_TABLE_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{22}")
+_TOKEN_RE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def new_table_id() -> str:
+    """A fresh random table id (128 bits)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b"=").decode()
+
+
+def is_table_id(value: str) -> bool:
+    """Whether ``value`` has the shape of a table id."""
+    return bool(_TABLE_ID_RE.fullmatch(value))
+
+
+def new_code() -> str:
+    """A fresh random invitation code."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalise_code(typed: str) -> str | None:
+    """The code a player typed, upper-cased without spaces or dashes; None if it cannot be one."""
+    code = re.sub(r"[\s-]", "", typed).upper()
+    return code if _CODE_RE.fullmatch(code) else None
+
+
+def new_nonce() -> str:
+    """A fresh seat nonce (32 random bytes, hex)."""
+    return secrets.token_hex(32)
+
+
+def seat_token(secret: bytes, table_id: str, seat: int, nonce: str) -> str:
+    """The seat token derived from the server secret and the seat's nonce (43 characters)."""
+    mac = hmac.new(secret, f"{table_id}:{seat}:{nonce}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+
+def token_hash(token: str) -> str:
+    """SHA-256 of a token, hex: what Redis stores."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def is_token_shape(token: str) -> bool:
+    """Whether ``token`` has the shape of a seat token (cheap check before any lookup)."""
+    return bool(_TOKEN_RE.fullmatch(token))
+
+
+def same_hash(a: str, b: str) -> bool:
+    """Constant-time equality of two hashes."""
+    return hmac.compare_digest(a.encode(), b.encode())

@@ -1,0 +1,144 @@
+"""A seat's view as the contract's message: ``view_for`` (the one projection, S6) → proto.
+
+``table_view(state, seat, server_time_ms)`` is what every service sends towards a client;
+it is a mechanical copy of :func:`services.table.rules.view_for`'s result, so no field can
+carry more than the engine's projection allows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dominos.v1 import game_pb2
+
+from services.table.rules import NOBODY, RoundResult, TableState, view_for
+from services.table.rules.events import (
+    Event,
+    Passed,
+    PresenceChanged,
+    RoundDealt,
+    SeatFreed,
+    SeatTaken,
+    TableCreated,
+    TargetChanged,
+    TileLaid,
+)
+from services.table.rules.tiles import HIGH, LOW, numbers_of, tiles_of
+
+_TEAMS = (game_pb2.TEAM_A, game_pb2.TEAM_B)
+
+
+def _enum(value: int) -> Any:
+    """An engine enum value as the contract's enum number (the numbers match, see tests)."""
+    return int(value)
+
+
+def tile_message(tile: int) -> game_pb2.Tile:
+    """The contract's ``Tile`` for an engine tile index."""
+    return game_pb2.Tile(low=LOW[tile], high=HIGH[tile])
+
+
+def _team(team: int) -> Any:
+    return _TEAMS[team] if team != NOBODY else game_pb2.TEAM_UNSPECIFIED
+
+
+def _summary(result: RoundResult) -> game_pb2.RoundSummary:
+    summary = game_pb2.RoundSummary(
+        round_number=result.number,
+        outcome=_enum(result.outcome),
+        scoring_team=_team(result.scoring_team),
+        points=result.points,
+        team_a_pips=result.team_pips[0],
+        team_b_pips=result.team_pips[1],
+        last_tile_team=_team(result.last_tile_team),
+        tie_rule_applied=int(result.outcome) == game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
+        opener_seat=result.opener,
+    )
+    if result.domino_seat != NOBODY:
+        summary.domino_seat = result.domino_seat
+    for seat, hand in enumerate(result.hands):
+        revealed = summary.hands.add(seat=seat)
+        for tile in tiles_of(hand):
+            revealed.tiles.append(tile_message(tile))
+            revealed.points += LOW[tile] + HIGH[tile]
+    return summary
+
+
+def _last_action(event: Event) -> game_pb2.LastAction:
+    action = game_pb2.LastAction()
+    if isinstance(event, TileLaid):
+        action.kind = game_pb2.ACTION_KIND_PLAYED
+        action.seat = event.seat
+        action.move.tile.CopyFrom(tile_message(event.tile))
+        action.move.end = _enum(event.end)
+        action.auto_play = _enum(event.auto)
+    elif isinstance(event, Passed):
+        action.kind = game_pb2.ACTION_KIND_PASSED
+        action.seat = event.seat
+        action.passed_on.extend(numbers_of(event.numbers))
+        action.auto_play = _enum(event.auto)
+    elif isinstance(event, SeatTaken):
+        action.kind = game_pb2.ACTION_KIND_JOINED
+        action.seat = event.seat
+    elif isinstance(event, SeatFreed):
+        action.kind = game_pb2.ACTION_KIND_LEFT
+        action.seat = event.seat
+    elif isinstance(event, TargetChanged):
+        action.kind = game_pb2.ACTION_KIND_TARGET_SET
+        action.seat = 0
+    elif isinstance(event, RoundDealt):
+        action.kind = game_pb2.ACTION_KIND_ROUND_DEALT
+    elif isinstance(event, PresenceChanged):
+        action.kind = game_pb2.ACTION_KIND_PRESENCE
+        action.seat = event.seat
+        action.connected = event.connected
+    elif isinstance(event, TableCreated):
+        action.kind = game_pb2.ACTION_KIND_CREATED
+        action.seat = 0
+    return action
+
+
+def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
+    """The contract's ``TableView`` of ``state`` for ``seat`` at the server time given."""
+    view = view_for(state, seat)
+    message = game_pb2.TableView(
+        table_id=view.table_id,
+        version=view.version,
+        phase=_enum(view.phase),
+        target=view.target,
+        score_team_a=view.scores[0],
+        score_team_b=view.scores[1],
+        your_seat=view.your_seat,
+        can_pass=view.can_pass,
+        turn_deadline_ms=view.deadline_ms,
+        server_time_ms=server_time_ms,
+        round_number=view.round_number,
+        opener_seat=max(view.opener_seat, 0),
+        winner=_team(view.winner),
+        consecutive_passes=view.consecutive_passes,
+        last_action=_last_action(view.last_action),
+    )
+    for public in view.seats:
+        message.seats.add(
+            seat=public.seat,
+            occupied=public.occupied,
+            name=public.name,
+            team=_team(public.team),
+            host=public.host,
+            tile_count=public.tile_count,
+            passed_on=public.passed_on,
+            connected=public.connected,
+        )
+    message.hand.extend(tile_message(tile) for tile in view.hand)
+    for move in view.legal_moves:
+        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end))
+    for placed in view.chain:
+        message.chain.add(left=placed.left, right=placed.right, seat=placed.seat)
+    if view.turn_seat != NOBODY:
+        message.turn_seat = view.turn_seat
+    if view.left_end != NOBODY:
+        message.left_end = view.left_end
+        message.right_end = view.right_end
+    if view.last_round is not None:
+        message.last_round.CopyFrom(_summary(view.last_round))
+    return message

@@ -1,0 +1,131 @@
+"""Table events on NATS JetStream, from the Redis outbox, and the relay that heals crashes.
+
+After a commit the table service publishes every event of the table's outbox in version
+order (usually just the new one) on ``dominos.v1.table.<table_id>``, with the JetStream
+message id ``<table_id>:<version>``: a re-publish inside the stream's duplicate window is
+dropped by the server, so publishing twice is harmless. Once NATS acknowledged them, the
+events leave the outbox. A process that dies between commit and publish leaves them there;
+the relay (every replica runs one) re-publishes outboxes older than a grace delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from dominos.v1 import events_pb2
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+
+from services.common.logging import get_logger
+from services.table.store import TableStore
+
+STREAM: Final = "DOMINOS_TABLES"
+SUBJECT_PREFIX: Final = "dominos.v1.table."
+TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
+
+log = get_logger(__name__)
+
+
+def table_subject(table_id: str) -> str:
+    """The NATS subject of a table's events."""
+    return SUBJECT_PREFIX + table_id
+
+
+def message_id(table_id: str, version: int) -> str:
+    """The JetStream de-duplication id of a table version."""
+    return f"{table_id}:{version}"
+
+
+async def ensure_stream(js: JetStreamContext) -> None:
+    """Create or update the table-events stream (idempotent; every replica calls it)."""
+    config = StreamConfig(
+        name=STREAM,
+        subjects=[SUBJECT_PREFIX + ">"],
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=3600.0,
+        max_msgs_per_subject=512,
+        discard=DiscardPolicy.OLD,
+        duplicate_window=120.0,
+    )
+    try:
+        await js.add_stream(config)
+    except Exception:  # already exists with another config: converge
+        await js.update_stream(config)
+
+
+class EventPublisher:
+    """Publishes outbox events and clears them once acknowledged."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        store: TableStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        on_republish: Callable[[int], Any] | None = None,
+    ) -> None:
+        self.js = js
+        self.store = store
+        self.clock = clock
+        self.on_republish = on_republish
+
+    async def publish(self, table_id: str, events: list[bytes]) -> int:
+        """Publish ``events`` (serialised ``TableEvent``\\ s, version order) and clear them
+        from the outbox; returns how many NATS stored as new (not duplicates)."""
+        fresh = 0
+        last = 0
+        for data in events:
+            event = events_pb2.TableEvent.FromString(data)
+            ack = await self.js.publish(
+                table_subject(table_id),
+                data,
+                headers={"Nats-Msg-Id": message_id(table_id, event.version)},
+            )
+            fresh += 0 if ack.duplicate else 1
+            last = event.version
+        if last:
+            await self.store.mark_published(table_id, last)
+        return fresh
+
+    async def relay_once(self, grace_ms: int = 1000) -> int:
+        """Re-publish the outboxes that have waited longer than ``grace_ms``; returns the
+        number of events NATS stored as new."""
+        older_than = int(self.clock() * 1000) - grace_ms
+        republished = 0
+        for table_id in await self.store.pending_tables(older_than):
+            events = await self.store.outbox(table_id)
+            if not events:
+                await self.store.forget_pending(table_id)
+                continue
+            fresh = await self.publish(table_id, events)
+            republished += fresh
+            if fresh:
+                log.warning("outbox.republished", table_id=table_id, events=fresh)
+        if republished and self.on_republish is not None:
+            self.on_republish(republished)
+        return republished
+
+    async def run_relay(self, interval_s: float = 1.0, grace_ms: int = 1000) -> None:
+        """Relay forever (until cancelled), every ``interval_s``; errors are logged, not fatal."""
+        while True:
+            try:
+                await self.relay_once(grace_ms)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("outbox.relay_failed")
+            await asyncio.sleep(interval_s)
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a background task and wait for it."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

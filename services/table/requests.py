@@ -1,0 +1,102 @@
+"""Validation of incoming requests: contract messages → engine arguments, or INVALID_ARGUMENT.
+
+Everything here is checked before any state is read, so a malformed request is answered
+with a precise reason and touches nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final
+
+import grpc
+from google.protobuf.message import Message
+
+from services.table import credentials
+from services.table.rules import DEFAULT_TARGET, RuleError, validate_name, validate_target
+from services.table.rules.tiles import tile_index
+from services.table.service_errors import ServiceError, invalid
+
+MAX_REQUEST_ID_LENGTH: Final = 64
+_MAX_RAW_NAME: Final = 256
+
+
+def request_id(value: str) -> str:
+    """A valid client request id (1-64 printable ASCII characters)."""
+    if not 0 < len(value) <= MAX_REQUEST_ID_LENGTH or not all(" " <= c <= "~" for c in value):
+        raise invalid("REQUEST_ID_MALFORMED", "request_id is 1-64 printable ASCII characters")
+    return value
+
+
+def request_hash(value: str) -> bytes:
+    """The 8-byte hash a request id is remembered by."""
+    return hashlib.sha256(value.encode()).digest()[:8]
+
+
+def fingerprint(message: Message) -> bytes:
+    """An 8-byte fingerprint of a request's whole payload (same id, other payload: rejected)."""
+    return hashlib.sha256(message.SerializeToString(deterministic=True)).digest()[:8]
+
+
+def table_id(value: str) -> str:
+    """A table id of the right shape."""
+    if not credentials.is_table_id(value):
+        raise invalid("ID_MALFORMED", "table_id is 22 characters of URL-safe base64")
+    return value
+
+
+def invitation_code(value: str) -> str:
+    """A normalised invitation code."""
+    code = credentials.normalise_code(value[:64])
+    if code is None:
+        raise invalid(
+            "ID_MALFORMED",
+            f"an invitation code is {credentials.CODE_LENGTH} characters of "
+            f"{credentials.CODE_ALPHABET}",
+        )
+    return code
+
+
+def name(value: str) -> str:
+    """A valid, trimmed player name."""
+    if len(value) > _MAX_RAW_NAME:
+        raise invalid("NAME_INVALID", "a name has 1 to 24 characters")
+    try:
+        return validate_name(value)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+
+
+def target(value: int, *, zero_means_default: bool) -> int:
+    """A valid target (R16); 0 is the default 100 where allowed."""
+    if value == 0 and zero_means_default:
+        return DEFAULT_TARGET
+    try:
+        return validate_target(value)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+
+
+def tile(low: int, high: int) -> int:
+    """The engine index of a contract tile (``low <= high``, both 0..6)."""
+    try:
+        return tile_index(low, high)
+    except ValueError:
+        raise invalid("TILE_MALFORMED", "a tile has 0 <= low <= high <= 6") from None
+
+
+def end(value: int) -> int:
+    """A valid end (END_LEFT or END_RIGHT)."""
+    if value not in (1, 2):
+        raise invalid("END_MALFORMED", "end is END_LEFT or END_RIGHT")
+    return value
+
+
+def seat_token(value: str) -> str:
+    """A seat token of the right shape: UNAUTHENTICATED when missing, PERMISSION_DENIED when
+    it cannot be one."""
+    if not value:
+        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING", "no seat token")
+    if not credentials.is_token_shape(value):
+        raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID", "bad seat token")
+    return value

@@ -1,0 +1,295 @@
+# ruff: noqa: E501  (the key table in the docstring has long rows)
+"""Tables in Redis: one atomic compare-and-set per accepted command.
+
+Keys (every key of a table carries the hash tag ``{<table_id>}``):
+
+| key | type | holds |
+|---|---|---|
+| ``dominos:{T}:table`` | hash | ``s`` state (engine codec), ``v`` version, ``tn`` turn number, ``dk`` deadline kind, ``code``, per seat ``n<s>`` token nonce and ``h<s>`` SHA-256 of the token, ``r<s>`` the seat's last request ids, ``rj`` the last join request ids |
+| ``dominos:{T}:log`` | string | the command log (``command_log``), appended |
+| ``dominos:{T}:outbox`` | sorted set | events committed but not yet acknowledged by NATS, scored by version |
+| ``dominos:deadlines`` | sorted set | table id scored by the running clock's deadline (ms), for the timer service |
+| ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled, for the relay |
+| ``dominos:code:<CODE>`` | string | the table id of an invitation code |
+| ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) |
+| ``dominos:joinfail:<peer>`` | string | failed join attempts of a peer in the current minute (D6) |
+
+``commit`` runs one Lua script that checks the version, writes the state, appends the log,
+adds the event to the outbox, updates the deadline index and refreshes every expiry (D5): all
+or nothing. The global keys (deadlines, pending, codes) live outside the table's hash slot,
+so this layout needs a single Redis primary (with replicas/Sentinel), not Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redis.asyncio import Redis
+
+from services.table.rules import TableState, decode_state
+
+PREFIX: Final = "dominos"
+DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
+PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
+CREATE_TTL_MS: Final = 10 * 60 * 1000
+#: Request ids remembered per seat, and for joins per table.
+SEAT_REQUESTS_KEPT: Final = 4
+JOIN_REQUESTS_KEPT: Final = 8
+
+_REQUEST: Final = struct.Struct(">8s8sI")  # request-id hash, fingerprint, version
+_JOIN_REQUEST: Final = struct.Struct(">8s8sIB")  # ... and the seat taken
+
+_COMMIT = """
+local cur = redis.call('HGET', KEYS[1], 'v')
+if ARGV[1] == '0' then
+  if cur then return {0, tonumber(cur)} end
+elseif cur ~= ARGV[1] then
+  return {0, cur and tonumber(cur) or -1}
+end
+local fields = {'v', ARGV[2], 's', ARGV[3]}
+local n = tonumber(ARGV[10])
+for i = 1, 2 * n do fields[#fields + 1] = ARGV[10 + i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+local d = tonumber(ARGV[11 + 2 * n])
+for i = 1, d do redis.call('HDEL', KEYS[1], ARGV[11 + 2 * n + i]) end
+redis.call('APPEND', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[5])
+redis.call('ZADD', KEYS[5], 'NX', ARGV[9], ARGV[8])
+if ARGV[6] == '0' then
+  redis.call('ZREM', KEYS[4], ARGV[8])
+else
+  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
+end
+local ttl = tonumber(ARGV[7])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
+if KEYS[6] ~= '' then redis.call('SET', KEYS[6], ARGV[8], 'PX', ttl) end
+if KEYS[7] ~= '' then
+  local made = ARGV[8] .. '|' .. ARGV[12 + 2 * n + d]
+  redis.call('SET', KEYS[7], made, 'PX', ARGV[13 + 2 * n + d])
+end
+return {1, redis.call('ZRANGE', KEYS[3], 0, -1)}
+"""
+
+_PUBLISHED = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
+return 1
+"""
+
+_COUNT_FAILURE = """
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+"""
+
+
+def table_key(table_id: str) -> str:
+    """The hash of a table."""
+    return f"{PREFIX}:{{{table_id}}}:table"
+
+
+def log_key(table_id: str) -> str:
+    """The command log of a table."""
+    return f"{PREFIX}:{{{table_id}}}:log"
+
+
+def outbox_key(table_id: str) -> str:
+    """The outbox of a table."""
+    return f"{PREFIX}:{{{table_id}}}:outbox"
+
+
+def code_key(code: str) -> str:
+    """The table id of an invitation code."""
+    return f"{PREFIX}:code:{code}"
+
+
+def create_key(request_hash: str) -> str:
+    """The table created by a create request id."""
+    return f"{PREFIX}:create:{request_hash}"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A request id the table remembers: its hash, its payload's fingerprint, the version
+    it produced and (for joins) the seat it took."""
+
+    request_hash: bytes
+    fingerprint: bytes
+    version: int
+    seat: int = -1
+
+
+def pack_requests(records: list[RequestRecord], joins: bool = False) -> bytes:
+    """The stored form of a list of request records."""
+    if joins:
+        return b"".join(
+            _JOIN_REQUEST.pack(r.request_hash, r.fingerprint, r.version, r.seat) for r in records
+        )
+    return b"".join(_REQUEST.pack(r.request_hash, r.fingerprint, r.version) for r in records)
+
+
+def unpack_requests(data: bytes | None, joins: bool = False) -> list[RequestRecord]:
+    """The request records of a stored field (oldest first)."""
+    if not data:
+        return []
+    if joins:
+        return [RequestRecord(*fields) for fields in _JOIN_REQUEST.iter_unpack(data)]
+    return [RequestRecord(*fields) for fields in _REQUEST.iter_unpack(data)]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedTable:
+    """A table as read from Redis: its state and the service's bookkeeping fields."""
+
+    table_id: str
+    version: int
+    state: TableState
+    fields: dict[bytes, bytes]
+
+    def field(self, name: str) -> bytes | None:
+        """A raw bookkeeping field (``None`` when absent)."""
+        return self.fields.get(name.encode())
+
+    @property
+    def code(self) -> str:
+        """The table's invitation code."""
+        return (self.field("code") or b"").decode()
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Everything one accepted command writes, atomically."""
+
+    table_id: str
+    expected_version: int  # 0: the table must not exist yet
+    state: bytes
+    version: int
+    log_entry: bytes
+    event: bytes
+    deadline_ms: int
+    ttl_ms: int
+    now_ms: int
+    set_fields: tuple[tuple[str, bytes | str | int], ...] = ()
+    delete_fields: tuple[str, ...] = ()
+    code: str = ""
+    create_request: tuple[str, str] | None = None  # (request hash, fingerprint)
+
+
+class TableStore:
+    """Reads and atomically writes tables in Redis (``redis.asyncio``, bytes responses)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis: Any = redis  # bytes responses; redis-py's stubs type them as bytes | str
+        self._commit = redis.register_script(_COMMIT)
+        self._published = redis.register_script(_PUBLISHED)
+        self._count_failure = redis.register_script(_COUNT_FAILURE)
+
+    async def load(self, table_id: str) -> LoadedTable | None:
+        """The table, or ``None`` when it does not exist (never created, or expired)."""
+        raw: dict[bytes, bytes] = await self.redis.hgetall(table_key(table_id))
+        if not raw or b"s" not in raw:
+            return None
+        return LoadedTable(table_id, int(raw[b"v"]), decode_state(raw[b"s"]), raw)
+
+    async def table_of_code(self, code: str) -> str | None:
+        """The id of the live table with this invitation code."""
+        value = await self.redis.get(code_key(code))
+        return value.decode() if value else None
+
+    async def code_taken(self, code: str) -> bool:
+        """Whether a live table already uses this code."""
+        return bool(await self.redis.exists(code_key(code)))
+
+    async def created_by(self, request_hash: str) -> tuple[str, str] | None:
+        """``(table id, fingerprint)`` of the table a create request id made, if remembered."""
+        value = await self.redis.get(create_key(request_hash))
+        if not value:
+            return None
+        table_id, _, fingerprint = value.decode().partition("|")
+        return table_id, fingerprint
+
+    async def commit(self, commit: Commit) -> list[bytes] | None:
+        """Write ``commit`` if the table is still at ``expected_version``.
+
+        Returns the outbox after the write (every unpublished event, in version order), or
+        ``None`` when the version moved on (nothing was written).
+        """
+        keys = [
+            table_key(commit.table_id),
+            log_key(commit.table_id),
+            outbox_key(commit.table_id),
+            DEADLINES_KEY,
+            PENDING_KEY,
+            code_key(commit.code) if commit.code else "",
+            create_key(commit.create_request[0]) if commit.create_request else "",
+        ]
+        args: list[Any] = [
+            commit.expected_version,
+            commit.version,
+            commit.state,
+            commit.log_entry,
+            commit.event,
+            commit.deadline_ms,
+            commit.ttl_ms,
+            commit.table_id,
+            commit.now_ms,
+            len(commit.set_fields),
+        ]
+        for name, value in commit.set_fields:
+            args += [name, value]
+        args.append(len(commit.delete_fields))
+        args += list(commit.delete_fields)
+        if commit.create_request:
+            args += [commit.create_request[1], CREATE_TTL_MS]
+        result = await self._commit(keys=keys, args=args)
+        if int(result[0]) != 1:
+            return None
+        return list(result[1])
+
+    async def mark_published(self, table_id: str, version: int) -> None:
+        """Drop every outbox event up to ``version`` (acknowledged by NATS)."""
+        await self._published(keys=[outbox_key(table_id), PENDING_KEY], args=[version, table_id])
+
+    async def outbox(self, table_id: str) -> list[bytes]:
+        """The table's unpublished events, in version order."""
+        return list(await self.redis.zrange(outbox_key(table_id), 0, -1))
+
+    async def pending_tables(self, older_than_ms: int, limit: int = 500) -> list[str]:
+        """Tables whose outbox filled before ``older_than_ms`` (left behind by a crash)."""
+        ids = await self.redis.zrangebyscore(PENDING_KEY, "-inf", older_than_ms, 0, limit)
+        return [i.decode() for i in ids]
+
+    async def forget_pending(self, table_id: str) -> None:
+        """Remove a table from the pending index (its keys expired)."""
+        await self.redis.zrem(PENDING_KEY, table_id)
+
+    async def read_log(self, table_id: str) -> bytes:
+        """The table's command log."""
+        return bytes(await self.redis.get(log_key(table_id)) or b"")
+
+    async def failed_joins(self, peer: str) -> tuple[int, int]:
+        """Failed join attempts of ``peer`` in the current window, and the window's ms left."""
+        key = f"{PREFIX}:joinfail:{peer}"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(key)
+            pipe.pttl(key)
+            count, ttl = await pipe.execute()
+        return int(count or 0), max(int(ttl), 0)
+
+    async def count_failed_join(self, peer: str, window_ms: int) -> int:
+        """Count one failed join attempt of ``peer``; returns the count in the window."""
+        return int(await self._count_failure(keys=[f"{PREFIX}:joinfail:{peer}"], args=[window_ms]))
+
+    async def memory_usage(self, table_id: str) -> int:
+        """Bytes Redis uses for the table's own keys and its index entries (``MEMORY USAGE``)."""
+        total = 0
+        for key in (table_key(table_id), log_key(table_id), outbox_key(table_id)):
+            total += int(await self.redis.memory_usage(key, samples=0) or 0)
+        loaded = await self.load(table_id)
+        if loaded is not None and loaded.code:
+            total += int(await self.redis.memory_usage(code_key(loaded.code), samples=0) or 0)
+        return total

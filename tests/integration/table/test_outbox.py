@@ -1,0 +1,76 @@
+"""A crash between commit and publish: the relay publishes the missing version exactly once
+after a restart, without operator action (issue 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dominos.v1 import events_pb2, gateway_pb2
+
+from services.table.application import TableApp
+from services.table.publisher import EventPublisher, ensure_stream
+from services.table.server import create_server, policy_from
+from services.table.store import PENDING_KEY, TableStore, outbox_key
+from tests.support.waiting import wait_for
+
+from .client import rid
+from .conftest import table_settings
+from .test_concurrency import stream_versions
+
+
+async def test_a_version_committed_but_never_published_is_relayed_exactly_once_after_restart(
+    redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
+) -> None:
+    settings = table_settings(redis_server.url, nats_server.url)
+    js = nats_client.jetstream()
+    await ensure_stream(js)
+    store = TableStore(redis_client)
+    healthy = TableApp(store, EventPublisher(js, store), policy_from(settings))
+    created = await healthy.create_table(
+        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
+    )
+    table_id = created.table_id
+    # A replica that dies right after its commit: the join is committed, never published.
+    crashed = TableApp(store, None, policy_from(settings))
+    joined = await crashed.join_table(
+        gateway_pb2.JoinTableRequest(
+            request_id=rid(), invitation_code=created.invitation_code, player_name="Bo"
+        ),
+        "ipv4:10.9.9.9",
+    )
+    assert joined.view.version == 2
+    left_behind = await store.outbox(table_id)
+    assert len(left_behind) == 1
+    assert await stream_versions(js, table_id, 2, wait_s=0.3) == [1]
+    # A restarted replica's relay finds the outbox and publishes it, by itself.
+    restarted, _ = await create_server(settings)
+    try:
+        await wait_for(lambda: _outbox_empty(store, table_id), timeout=10)
+        assert await stream_versions(js, table_id, 2) == [1, 2]
+        # A relay that dies after publishing but before clearing its outbox publishes again
+        # later: the stream still holds version 2 once.
+        await redis_client.zadd(outbox_key(table_id), {left_behind[0]: 2})
+        await redis_client.zadd(PENDING_KEY, {table_id: 0})
+        publisher = restarted.app.publisher
+        assert publisher is not None
+        assert await publisher.relay_once(grace_ms=0) == 0
+        assert await store.outbox(table_id) == []
+        assert await stream_versions(js, table_id, 3, wait_s=0.3) == [1, 2]
+    finally:
+        await restarted.stop()
+
+
+async def _outbox_empty(store: TableStore, table_id: str) -> bool:
+    return await store.outbox(table_id) == []
+
+
+async def test_republishing_a_version_already_on_the_stream_is_dropped_as_a_duplicate(
+    table_service: Any, nats_client: Any
+) -> None:
+    server, _ = table_service
+    created = await server.app.create_table(
+        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
+    )
+    event = events_pb2.TableEvent(table_id=created.table_id, version=1, state=b"again")
+    assert await server.app.publisher.publish(created.table_id, [event.SerializeToString()]) == 0
+    assert await stream_versions(nats_client.jetstream(), created.table_id, 2, wait_s=0.3) == [1]

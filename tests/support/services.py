@@ -1,0 +1,98 @@
+"""Our own services as real processes (``python -m services.<name>``), for tests that need
+several replicas, kills and restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.support.servers import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ServiceProcess:
+    """One service process with its environment; ``start`` waits until health says SERVING."""
+
+    def __init__(self, module: str, env: Mapping[str, str], *, port: int | None = None) -> None:
+        self.module = module
+        self.port = port or free_port()
+        self.env = {
+            **os.environ,
+            "DOMINOS_GRPC_HOST": "127.0.0.1",
+            "DOMINOS_GRPC_PORT": str(self.port),
+            "DOMINOS_METRICS_PORT": "-1",
+            "DOMINOS_SHUTDOWN_GRACE_SECONDS": "1",
+            **env,
+        }
+        self.log_path = Path(
+            tempfile.mkstemp(prefix=f"{module.replace('.', '-')}-", suffix=".log")[1]
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:port``."""
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> ServiceProcess:
+        """Launch the process and wait until its gRPC health check answers SERVING."""
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", self.module],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self.wait_serving(timeout)
+        return self
+
+    def wait_serving(self, timeout: float) -> None:
+        """Poll the health service until SERVING (raises with the log tail on failure)."""
+        deadline = time.monotonic() + timeout
+        with grpc.insecure_channel(self.address) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            while time.monotonic() < deadline:
+                if self.process is not None and self.process.poll() is not None:
+                    break
+                try:
+                    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=0.5)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                except grpc.RpcError:
+                    pass
+                time.sleep(0.05)
+        raise RuntimeError(f"{self.module} did not become healthy:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The end of the process's output."""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """SIGKILL and reap."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        """SIGTERM, wait for the graceful exit; returns the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        return self.process.returncode
