@@ -8,7 +8,7 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench clean system-deps
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench clean system-deps
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -50,7 +50,10 @@ test-fast: install ## the suite without lint
 bench-rules: install ## rules engine vs the `dominoes` library, one core
 	$(BIN)/python -m bench.rules_bench
 
-bench: bench-rules ## every benchmark
+bench-table: install ## table service end to end (gRPC -> Redis -> NATS event) vs the raw floor
+	$(BIN)/python -m bench.table_bench --json bench/results/table_bench.json
+
+bench: bench-rules bench-table ## every benchmark
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache

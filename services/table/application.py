@@ -264,6 +264,17 @@ class TableApp:
                 return transition.state
         raise self._contention()
 
+    async def presence_expired(self, table_id: str, seat: int) -> int | None:
+        """A gateway's presence lease on ``seat`` ran out (the gateway died): mark the seat
+        disconnected (S3, D3). Returns the version after, None when the table is gone."""
+        if not await self.store.table_exists(table_id):
+            return None
+        try:
+            outcome = await self._run(table_id, "", lambda _: SetPresence(seat, False), seat=seat)
+        except ServiceError:  # the seat was freed meanwhile (before the start)
+            return None
+        return outcome.state.version
+
     async def view(self, table_id: str, token: str) -> game_pb2.TableView:
         """The seat's current view."""
         requests.table_id(table_id)
@@ -297,11 +308,17 @@ class TableApp:
         fingerprint: bytes = b"",
         expected_version: int = 0,
         allow_left_seat: bool = False,
+        seat: int | None = None,
     ) -> Outcome:
+        """The command loop; ``seat`` given means a trusted internal caller (no token)."""
         rid_hash = requests.request_hash(rid) if rid is not None else b""
+        trusted_seat = seat
         for _ in range(MAX_ATTEMPTS):
             loaded = await self._load(table_id)
-            seat = self._seat_of(loaded, token, allow_left_seat=allow_left_seat)
+            if trusted_seat is None:
+                seat = self._seat_of(loaded, token, allow_left_seat=allow_left_seat)
+            else:
+                seat = trusted_seat
             records = unpack_requests(loaded.field(f"r{seat}"))
             if rid is not None:
                 earlier = next((r for r in records if r.request_hash == rid_hash), None)

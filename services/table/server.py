@@ -25,6 +25,7 @@ from services.table.publisher import EventPublisher, ensure_stream, stop_task
 from services.table.rules import Timing
 from services.table.servicer import TableServicer
 from services.table.store import TableStore
+from services.table.timer_consumer import TimerConsumer
 
 SERVICE_NAME = table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
 
@@ -76,6 +77,7 @@ class TableServer:
     redis: Redis
     nats: NatsClient
     relay: asyncio.Task[None]
+    timers: TimerConsumer
 
     async def stop(self) -> None:
         """Graceful shutdown: NOT_SERVING, drain calls, stop the relay, drain NATS, close Redis."""
@@ -97,10 +99,13 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
         service_names=[SERVICE_NAME],
         registrars=[lambda server: _register(servicer, server)],
     )
+    consumer = TimerConsumer(app, nc)
+    await consumer.start()
     relay = asyncio.create_task(publisher.run_relay(), name="outbox-relay")
     runtime.add_shutdown_hook(lambda: stop_task(relay), name="relay.stop")
+    runtime.add_shutdown_hook(consumer.stop, name="timers.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
     port = await runtime.start()
     log.info("table.started", port=port)
-    return TableServer(runtime, app, redis, nc, relay), port
+    return TableServer(runtime, app, redis, nc, relay, consumer), port

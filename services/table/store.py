@@ -195,6 +195,10 @@ class TableStore:
             return None
         return LoadedTable(table_id, int(raw[b"v"]), decode_state(raw[b"s"]), raw)
 
+    async def table_exists(self, table_id: str) -> bool:
+        """Whether the table exists (not expired)."""
+        return bool(await self.redis.exists(table_key(table_id)))
+
     async def table_of_code(self, code: str) -> str | None:
         """The id of the live table with this invitation code."""
         value = await self.redis.get(code_key(code))

@@ -1,0 +1,107 @@
+"""The table service's side of the timers: consume ``timer.expired`` and act on it.
+
+All replicas bind one durable JetStream consumer with a queue group, so each expiry is
+handled by one replica; an unacknowledged message is redelivered. Acting is idempotent:
+``TableApp.expire`` applies the auto-play (R11, S3, D2) or the next deal (D1) only if the
+expiry names the current clock and it is due, so a late, duplicate or replayed expiry
+changes nothing. A presence-lease expiry marks the seat disconnected unless a gateway has
+taken the seat's lease again meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any, Final
+
+from dominos.v1 import events_pb2
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from services.common.logging import get_logger
+from services.table.application import TableApp
+from services.table.publisher import TIMER_SUBJECT
+from services.timer.claims import presence_lease_key
+from services.timer.service import TIMER_STREAM, ensure_timer_stream
+
+CONSUMER: Final = "dominos-table"
+MAX_CONCURRENT: Final = 64
+
+log = get_logger(__name__)
+
+
+class TimerConsumer:
+    """Handles ``TimerExpired`` messages for a :class:`TableApp`."""
+
+    def __init__(
+        self,
+        app: TableApp,
+        nc: Any,
+        *,
+        on_expired: Callable[[events_pb2.TimerExpired, bool], Any] | None = None,
+    ) -> None:
+        self.app = app
+        self.nc = nc
+        self.on_expired = on_expired
+        self._subscription: Any = None
+        self._slots = asyncio.Semaphore(MAX_CONCURRENT)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Bind the shared durable consumer (creating the stream if needed)."""
+        js = self.nc.jetstream()
+        await ensure_timer_stream(js)
+        self._subscription = await js.subscribe(
+            TIMER_SUBJECT,
+            queue=CONSUMER,
+            durable=CONSUMER,
+            stream=TIMER_STREAM,
+            cb=self._on_message,
+            manual_ack=True,
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.EXPLICIT,
+                ack_wait=5.0,
+                deliver_policy=DeliverPolicy.ALL,
+                max_ack_pending=4096,
+            ),
+        )
+
+    async def stop(self) -> None:
+        """Stop consuming and finish the expiries in progress."""
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _on_message(self, msg: Any) -> None:
+        await self._slots.acquire()
+        task = asyncio.create_task(self._handle(msg))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, msg: Any) -> None:
+        try:
+            expired = events_pb2.TimerExpired.FromString(msg.data)
+            acted = await self.handle(expired)
+            if self.on_expired is not None:
+                self.on_expired(expired, acted)
+            await msg.ack()
+        except Exception:
+            log.exception("timer.expiry_failed")
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=0.2)
+        finally:
+            self._slots.release()
+
+    async def handle(self, expired: events_pb2.TimerExpired) -> bool:
+        """Act on one expiry; returns whether it changed the table."""
+        if expired.deadline_kind == events_pb2.DEADLINE_KIND_PRESENCE_LEASE:
+            retaken = await self.app.store.redis.exists(
+                presence_lease_key(expired.table_id, expired.seat)
+            )
+            if retaken:
+                return False
+            return await self.app.presence_expired(expired.table_id, expired.seat) is not None
+        state = await self.app.expire(expired.table_id, expired.turn_number)
+        return state is not None

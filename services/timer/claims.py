@@ -1,0 +1,161 @@
+"""The timer service's Redis side: the deadline index, atomic claims, presence leases.
+
+- The table service writes every table's running clock into the sorted set
+  ``dominos:deadlines`` (score = deadline ms) in the same atomic step as the state, with the
+  clock's turn number and kind in the table's hash (``tn``, ``dk``).
+- A due deadline is **claimed** before it fires: a Lua script checks that the index still
+  holds that deadline for that turn (the table has not moved on) and takes the lease
+  ``dominos:{T}:timerlease`` (value: the turn number) for the retry interval unless it is
+  already held for that turn. Exactly one replica wins;
+  if its message is lost or it dies, the lease expires and the deadline fires again.
+- **Presence leases**: a gateway holds ``dominos:{T}:lease:<seat>`` (its connection id) with a
+  short expiry and renews it; the index ``dominos:presence`` (member ``<T>:<seat>``, score =
+  expiry ms) lets the timer service find leases a crashed gateway left behind. Claiming one
+  removes it from the index, so one replica reports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from redis.asyncio import Redis
+
+from services.table.store import DEADLINES_KEY, PREFIX, table_key
+
+PRESENCE_KEY: Final = f"{PREFIX}:presence"
+
+_CLAIM = """
+local results = {}
+local lease = ARGV[1]
+for i = 0, (#KEYS - 1) / 2 - 1 do
+  local table_id, deadline, turn = ARGV[2 + 3 * i], ARGV[3 + 3 * i], ARGV[4 + 3 * i]
+  local state, lease_key = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
+  local score = redis.call('ZSCORE', KEYS[1], table_id)
+  if not score or tonumber(score) ~= tonumber(deadline)
+      or redis.call('HGET', state, 'tn') ~= turn then
+    results[#results + 1] = -1
+  elseif redis.call('GET', lease_key) == turn then
+    results[#results + 1] = 0
+  else
+    redis.call('SET', lease_key, turn, 'PX', lease)
+    results[#results + 1] = 1
+  end
+end
+return results
+"""
+
+_RENEW_LEASE = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
+"""
+
+_RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_CLAIM_EXPIRED_LEASE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local ttl = redis.call('PTTL', KEYS[1])
+  redis.call('ZADD', KEYS[2], tonumber(ARGV[2]) + ttl, ARGV[1])
+  return 0
+end
+return redis.call('ZREM', KEYS[2], ARGV[1])
+"""
+
+
+def timer_lease_key(table_id: str) -> str:
+    """The claim lease of a table's running clock."""
+    return f"{PREFIX}:{{{table_id}}}:timerlease"
+
+
+def presence_lease_key(table_id: str, seat: int) -> str:
+    """A gateway's presence lease on a seat."""
+    return f"{PREFIX}:{{{table_id}}}:lease:{seat}"
+
+
+class TimerStore:
+    """Deadline index reads, claims and presence leases."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis: Any = redis
+        self._claim = redis.register_script(_CLAIM)
+        self._renew = redis.register_script(_RENEW_LEASE)
+        self._release = redis.register_script(_RELEASE_LEASE)
+        self._claim_lease = redis.register_script(_CLAIM_EXPIRED_LEASE)
+
+    async def due_before(self, until_ms: int, limit: int = 5000) -> list[tuple[str, int, int, int]]:
+        """Deadlines ending before ``until_ms``, earliest first:
+        ``(table_id, deadline_ms, turn_number, kind)``."""
+        rows = await self.redis.zrangebyscore(
+            DEADLINES_KEY, "-inf", until_ms, 0, limit, withscores=True
+        )
+        if not rows:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for member, _ in rows:
+                pipe.hmget(table_key(member.decode()), "tn", "dk")
+            fields = await pipe.execute()
+        out = []
+        for (member, score), (tn, dk) in zip(rows, fields, strict=True):
+            if tn is None:  # the table expired; its index entry is stale
+                continue
+            out.append((member.decode(), int(score), int(tn), int(dk or 0)))
+        return out
+
+    async def claim(self, due: list[tuple[str, int, int]], lease_ms: int) -> list[int]:
+        """Claim due deadlines ``(table_id, deadline_ms, turn_number)`` in one atomic step.
+
+        For each: 1 this replica fires it, 0 another replica holds the claim, -1 the table
+        has moved on (or expired).
+        """
+        if not due:
+            return []
+        keys = [DEADLINES_KEY]
+        args: list[str | int] = [lease_ms]
+        for table_id, deadline_ms, turn_number in due:
+            keys += [table_key(table_id), timer_lease_key(table_id)]
+            args += [table_id, deadline_ms, turn_number]
+        return [int(r) for r in await self._claim(keys=keys, args=args)]
+
+    async def renew_presence(
+        self, table_id: str, seat: int, holder: str, ttl_ms: int, now_ms: int
+    ) -> None:
+        """Take or renew a gateway's presence lease on a seat."""
+        await self._renew(
+            keys=[presence_lease_key(table_id, seat), PRESENCE_KEY],
+            args=[holder, ttl_ms, now_ms + ttl_ms, f"{table_id}:{seat}"],
+        )
+
+    async def release_presence(self, table_id: str, seat: int, holder: str) -> bool:
+        """Give a lease back (clean disconnect); only its holder can."""
+        return bool(
+            await self._release(
+                keys=[presence_lease_key(table_id, seat), PRESENCE_KEY],
+                args=[holder, f"{table_id}:{seat}"],
+            )
+        )
+
+    async def expired_presence(self, now_ms: int, limit: int = 1000) -> list[tuple[str, int]]:
+        """Claim the presence leases that ran out by ``now_ms``: ``(table_id, seat)`` each.
+
+        A lease renewed meanwhile is re-indexed, not returned; a claimed one leaves the index,
+        so exactly one replica reports it.
+        """
+        members = await self.redis.zrangebyscore(PRESENCE_KEY, "-inf", now_ms, 0, limit)
+        claimed = []
+        for raw in members:
+            member = raw.decode()
+            table_id, _, seat = member.rpartition(":")
+            won = await self._claim_lease(
+                keys=[presence_lease_key(table_id, int(seat)), PRESENCE_KEY],
+                args=[member, now_ms],
+            )
+            if int(won) == 1:
+                claimed.append((table_id, int(seat)))
+        return claimed

@@ -1,0 +1,260 @@
+"""The cluster's clock: fires ``timer.expired`` when a table's deadline falls due.
+
+How a deadline gets here: the table service commits it into the Redis index with the state
+(the truth) and publishes the table event on NATS; this service schedules it in process
+from the event (precision), and a periodic sweep of the index re-learns anything an event
+did not bring (a restart, a lost message: the safety net). When it is due, the deadline is
+claimed atomically in Redis (one replica fires) and a ``TimerExpired`` is published on the
+JetStream work queue the table service consumes. The entry is re-checked after the retry
+interval and fired again while its table has not moved on, so a lost message or a dead
+replica costs one retry interval, never a stuck table. Expired presence leases (a crashed
+gateway) are swept and fired the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from dominos.v1 import events_pb2
+from nats.js import JetStreamContext
+from nats.js.api import RetentionPolicy, StorageType, StreamConfig
+
+from services.common.logging import get_logger
+from services.table.publisher import SUBJECT_PREFIX, TIMER_SUBJECT
+from services.timer import metrics
+from services.timer.claims import TimerStore
+from services.timer.schedule import Deadline, Schedule
+
+TIMER_STREAM: Final = "DOMINOS_TIMERS"
+_KINDS = {1: "turn", 2: "break", 3: "presence"}
+
+log = get_logger(__name__)
+
+
+async def ensure_timer_stream(js: JetStreamContext) -> None:
+    """Create or update the timer work-queue stream (idempotent)."""
+    config = StreamConfig(
+        name=TIMER_STREAM,
+        subjects=[TIMER_SUBJECT],
+        retention=RetentionPolicy.WORK_QUEUE,
+        storage=StorageType.FILE,
+        max_age=300.0,
+        duplicate_window=60.0,
+    )
+    try:
+        await js.add_stream(config)
+    except Exception:
+        await js.update_stream(config)
+
+
+class TimerService:
+    """Schedules, claims and fires deadlines; see the module docstring."""
+
+    def __init__(
+        self,
+        store: TimerStore,
+        nc: Any,
+        *,
+        retry_ms: int,
+        sweep_ms: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.nc = nc
+        self.js: JetStreamContext = nc.jetstream()
+        self.retry_ms = retry_ms
+        self.sweep_ms = sweep_ms
+        self.clock = clock
+        self.schedule = Schedule()
+        self._versions: dict[str, int] = {}
+        self._in_flight: set[tuple[str, int]] = set()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._firing: set[asyncio.Task[None]] = set()
+        self._subscription: Any = None
+
+    def now_ms(self) -> int:
+        """The service clock, ms since the epoch."""
+        return int(self.clock() * 1000)
+
+    async def start(self) -> None:
+        """Subscribe to table events, sweep once, and start the timer and sweep loops."""
+        await ensure_timer_stream(self.js)
+        self._subscription = await self.nc.subscribe(SUBJECT_PREFIX + ">", cb=self._on_message)
+        await self.sweep()
+        self._tasks = [
+            asyncio.create_task(self._timer_loop(), name="timer-loop"),
+            asyncio.create_task(self._sweep_loop(), name="timer-sweep"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop the loops and wait for firings in progress."""
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._firing:
+            await asyncio.gather(*self._firing, return_exceptions=True)
+
+    # -- learning deadlines ---------------------------------------------------------------
+
+    async def _on_message(self, msg: Any) -> None:
+        try:
+            event = events_pb2.TableEvent.FromString(msg.data)
+        except Exception:
+            log.warning("timer.bad_event", subject=msg.subject)
+            return
+        self.learn(event)
+
+    def learn(self, event: events_pb2.TableEvent) -> None:
+        """Schedule (or drop) the clock a table event carries; older versions are ignored."""
+        if event.version <= self._versions.get(event.table_id, 0):
+            return
+        if not event.deadline_ms:
+            self._versions.pop(event.table_id, None)
+            self.schedule.remove(event.table_id)
+            return
+        self._versions[event.table_id] = event.version
+        deadline = Deadline(
+            event.table_id, event.deadline_ms, event.turn_number, int(event.deadline_kind)
+        )
+        if self.schedule.put(deadline):
+            self._wake.set()
+        metrics.SCHEDULED.set(len(self.schedule))
+
+    async def sweep(self) -> None:
+        """Re-learn every deadline due before the next sweep from the Redis index, and fire
+        the presence leases that ran out."""
+        now = self.now_ms()
+        rows = await self.store.due_before(now + self.sweep_ms + 250)
+        woke = False
+        for table_id, deadline_ms, turn_number, kind in rows:
+            known = self.schedule.get(table_id)
+            if (table_id, turn_number) in self._in_flight:
+                continue
+            if known is not None and (known.deadline_ms, known.turn_number) == (
+                deadline_ms,
+                turn_number,
+            ):
+                continue
+            woke |= self.schedule.put(Deadline(table_id, deadline_ms, turn_number, kind))
+        if woke:
+            self._wake.set()
+        for table_id, seat in await self.store.expired_presence(now):
+            await self._publish(
+                Deadline(table_id, now, 0, events_pb2.DEADLINE_KIND_PRESENCE_LEASE, seat)
+            )
+        metrics.SCHEDULED.set(len(self.schedule))
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.sweep_ms / 1000)
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                metrics.ERRORS.labels("redis").inc()
+                log.exception("timer.sweep_failed")
+
+    # -- firing ---------------------------------------------------------------------------
+
+    async def _timer_loop(self) -> None:
+        while True:
+            due_at = self.schedule.next_due_ms()
+            self._wake.clear()
+            if due_at is None:
+                await self._wake.wait()
+                continue
+            delay = (due_at - self.now_ms()) / 1000
+            if delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                continue
+            due = self.schedule.pop_due(self.now_ms())
+            if due:
+                for deadline in due:
+                    self._in_flight.add((deadline.table_id, deadline.turn_number))
+                task = asyncio.create_task(self._fire(due))
+                self._firing.add(task)
+                task.add_done_callback(self._firing.discard)
+
+    async def _fire(self, due: list[Deadline]) -> None:
+        """Claim a batch of due deadlines in one step, then publish the won ones in deadline
+        order (so overdue turns are resolved in order after a restart)."""
+        try:
+            claims = await self.store.claim(
+                [(d.table_id, d.deadline_ms, d.turn_number) for d in due], self.retry_ms
+            )
+            for deadline, claimed in zip(due, claims, strict=True):
+                if claimed < 0:
+                    metrics.MOVED_ON.inc()
+                    continue
+                if claimed == 0:
+                    metrics.CLAIMED_BY_OTHER.inc()
+                else:
+                    try:
+                        await self._publish(deadline)
+                    except Exception:
+                        metrics.ERRORS.labels("nats").inc()
+                        log.exception("timer.publish_failed", table_id=deadline.table_id)
+                self._retry_later(deadline)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            metrics.ERRORS.labels("redis").inc()
+            log.exception("timer.claim_failed", tables=len(due))
+            for deadline in due:
+                self._retry_later(deadline)
+        finally:
+            for deadline in due:
+                self._in_flight.discard((deadline.table_id, deadline.turn_number))
+
+    def _retry_later(self, deadline: Deadline) -> None:
+        """Check the deadline again after the retry interval, unless a newer clock arrived."""
+        if self.schedule.get(deadline.table_id) is None:
+            again = Deadline(
+                deadline.table_id,
+                deadline.deadline_ms,
+                deadline.turn_number,
+                deadline.kind,
+                deadline.seat,
+                deadline.attempt + 1,
+            )
+            if self.schedule.put(again, at_ms=self.now_ms() + self.retry_ms):
+                self._wake.set()
+
+    async def _publish(self, deadline: Deadline) -> None:
+        fired_at = self.now_ms()
+        message = events_pb2.TimerExpired(
+            table_id=deadline.table_id,
+            turn_number=deadline.turn_number,
+            deadline_kind=deadline.kind,  # type: ignore[arg-type]
+            deadline_ms=deadline.deadline_ms,
+            fired_at_ms=fired_at,
+            attempt=deadline.attempt,
+            seat=deadline.seat,
+        )
+        await self.js.publish(TIMER_SUBJECT, message.SerializeToString())
+        kind = _KINDS.get(deadline.kind, "other")
+        if deadline.attempt == 1:
+            metrics.FIRED.labels(kind).inc()
+            metrics.LATENESS.observe(max(fired_at - deadline.deadline_ms, 0) / 1000)
+        else:
+            metrics.REFIRED.labels(kind).inc()
+        log.debug(
+            "timer.fired",
+            table_id=deadline.table_id,
+            turn_number=deadline.turn_number,
+            kind=kind,
+            attempt=deadline.attempt,
+            late_ms=fired_at - deadline.deadline_ms,
+        )

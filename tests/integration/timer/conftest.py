@@ -1,0 +1,91 @@
+"""Fixtures: a table service and a timer service with shortened clocks (D8)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from services.common.settings import Settings
+from services.table.server import TableServer
+from services.table.server import create_server as create_table_server
+from services.timer.server import TimerServer
+from services.timer.server import create_server as create_timer_server
+from tests.integration.table.client import TableClient
+from tests.integration.table.conftest import table_settings
+
+SHORT = {
+    "turn_seconds": 0.4,
+    "away_turn_seconds": 0.1,
+    "round_break_seconds": 0.2,
+    "timer_retry_seconds": 0.3,
+    "timer_sweep_seconds": 0.2,
+}
+
+
+def short_settings(redis_server: Any, nats_server: Any, **overrides: Any) -> Settings:
+    """Settings with 400 ms turns, 100 ms away turns, 200 ms breaks, 300 ms retries."""
+    return table_settings(redis_server.url, nats_server.url, **{**SHORT, **overrides})
+
+
+def short_env(redis_server: Any, nats_server: Any) -> dict[str, str]:
+    """The same settings as environment variables, for service processes."""
+    return {
+        "DOMINOS_REDIS_URL": redis_server.url,
+        "DOMINOS_NATS_URL": nats_server.url,
+        "DOMINOS_TURN_SECONDS": "0.4",
+        "DOMINOS_AWAY_TURN_SECONDS": "0.1",
+        "DOMINOS_ROUND_BREAK_SECONDS": "0.2",
+        "DOMINOS_TIMER_RETRY_SECONDS": "0.3",
+        "DOMINOS_TIMER_SWEEP_SECONDS": "0.2",
+    }
+
+
+@dataclass
+class Cluster:
+    """A table service, optionally a timer service, and a client of the table service."""
+
+    settings: Settings
+    table: TableServer
+    timer: TimerServer | None
+    client: TableClient
+
+    async def start_timer(self) -> TimerServer:
+        self.timer, _ = await create_timer_server(self.settings)
+        return self.timer
+
+    async def stop_timer(self) -> None:
+        if self.timer is not None:
+            await self.timer.stop()
+            self.timer = None
+
+
+async def _cluster(settings: Settings, with_timer: bool) -> AsyncIterator[Cluster]:
+    table, port = await create_table_server(settings)
+    timer = (await create_timer_server(settings))[0] if with_timer else None
+    client = TableClient(f"127.0.0.1:{port}")
+    cluster = Cluster(settings, table, timer, client)
+    try:
+        yield cluster
+    finally:
+        await client.close()
+        await cluster.stop_timer()
+        await table.stop()
+
+
+@pytest.fixture
+async def cluster(
+    redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
+) -> AsyncIterator[Cluster]:
+    async for c in _cluster(short_settings(redis_server, nats_server), with_timer=True):
+        yield c
+
+
+@pytest.fixture
+async def table_only(
+    redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
+) -> AsyncIterator[Cluster]:
+    async for c in _cluster(short_settings(redis_server, nats_server), with_timer=False):
+        yield c
