@@ -40,6 +40,7 @@ the two identical):
 | `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
 | `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
+| `DOMINOS_PRESENCE_LEASE_SECONDS` | `15` | > 0 and <= 3600 | Lifetime of a gateway's presence lease on a connected seat (renewed every third of it); a crashed gateway's seats turn disconnected after it. |
 | `DOMINOS_TOKEN_SECRET` | `dev-only-insecure-token-secret` | at least 16 characters | Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production. |
 """
 
@@ -289,6 +290,12 @@ class Settings:
         maximum=_HOUR,
     )
 
+    presence_lease_seconds: float = _duration(
+        "DOMINOS_PRESENCE_LEASE_SECONDS",
+        15,
+        "Lifetime of a gateway's presence lease on a connected seat (renewed every third of it); a crashed gateway's seats turn disconnected after it.",
+        maximum=_HOUR,
+    )
     token_secret: str = _var(
         "DOMINOS_TOKEN_SECRET",
         "dev-only-insecure-token-secret",
@@ -403,6 +410,11 @@ class Settings:
     def timer_retry_ms(self) -> int:
         """``timer_retry_seconds`` in whole milliseconds."""
         return _to_ms(self.timer_retry_seconds)
+
+    @property
+    def presence_lease_ms(self) -> int:
+        """``presence_lease_seconds`` in milliseconds."""
+        return _to_ms(self.presence_lease_seconds)
 
     @property
     def timer_sweep_ms(self) -> int:

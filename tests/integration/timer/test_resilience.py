@@ -74,7 +74,7 @@ async def test_overdue_turns_are_resolved_within_a_second_of_a_timer_restart_in_
     started = time.monotonic()
     await table_only.start_timer()
     for seats, view in tables:
-        await wait_for(lambda s=seats, v=view: _version_past(client, s[0], v.version), timeout=1.5)
+        await wait_for(_past(client, seats[0], view.version), timeout=1.5)
     assert time.monotonic() - started < 1.0
     first_fires = [f for f in fired if f.attempt == 1 and f.deadline_ms <= latest]
     assert len(first_fires) == len(tables)
@@ -82,8 +82,11 @@ async def test_overdue_turns_are_resolved_within_a_second_of_a_timer_restart_in_
     assert deadlines == sorted(deadlines)  # fired in deadline order
 
 
-async def _version_past(client: Any, seat: Any, version: int) -> bool:
-    return (await client.view(seat)).version > version
+def _past(client: Any, seat: Any, version: int) -> Any:
+    async def moved_on() -> bool:
+        return bool((await client.view(seat)).version > version)
+
+    return moved_on
 
 
 async def test_a_nats_restart_mid_game_does_not_stop_the_game(
