@@ -125,6 +125,11 @@ class TableApp:
         """The service clock, ms since the epoch."""
         return int(self.clock() * 1000)
 
+    def _now_after(self, loaded: LoadedTable) -> int:
+        """The time to apply a command at: the clock, but never before the table's previous
+        command (a clock stepped back, or replicas' clocks apart), so the log replays exactly."""
+        return max(self.now_ms(), int(loaded.field("lt") or 0))
+
     # -- public commands -------------------------------------------------------------------
 
     async def create_table(
@@ -202,7 +207,7 @@ class TableApp:
                 return self._join_response(
                     state, earlier.seat, self._token(state, earlier.seat, nonce)
                 )
-            now = self.now_ms()
+            now = self._now_after(loaded)
             command = Join(player)
             transition = self._apply(loaded.state, command, now)
             seat = next(s for s in range(4) if transition.state.names[s] != loaded.state.names[s])
@@ -254,7 +259,7 @@ class TableApp:
             loaded = await self.store.load(table_id)
             if loaded is None:
                 return None
-            now = self.now_ms()
+            now = self._now_after(loaded)
             command = Expire(turn_number)
             try:
                 transition = apply(loaded.state, command, now)
@@ -334,7 +339,7 @@ class TableApp:
                     "VERSION_CONFLICT",
                     f"the table is at version {loaded.version}",
                 )
-            now = self.now_ms()
+            now = self._now_after(loaded)
             command = build(seat)
             transition = self._apply(loaded.state, command, now)
             if transition.state is loaded.state:

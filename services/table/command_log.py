@@ -152,7 +152,10 @@ def decode_log(data: bytes) -> list[LogEntry]:
         elif kind == 0x8:
             command = Expire(reader.varint())
         elif kind == 0x7:
-            command = SetPresence(seat, reader.byte() == 1)
+            flag = reader.byte()
+            if flag > 1:
+                raise LogFormatError(f"bad presence flag {flag}")
+            command = SetPresence(seat, flag == 1)
         elif kind == 0x1:
             command = Join(reader.text())
         elif kind == 0x2:

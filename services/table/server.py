@@ -9,6 +9,7 @@ stream exists, starts the gRPC server (health, reflection, graceful shutdown fro
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,14 +44,21 @@ def policy_from(settings: Settings) -> Policy:
     )
 
 
-async def connect_nats(settings: Settings, name: str) -> NatsClient:
-    """A NATS connection that reconnects forever (the bus must come back by itself)."""
+async def connect_nats(
+    settings: Settings, name: str, *, reconnected: Callable[[], Awaitable[None]] | None = None
+) -> NatsClient:
+    """A NATS connection that reconnects forever (the bus must come back by itself);
+    ``reconnected`` runs after each reconnection."""
+    options: dict[str, Any] = {}
+    if reconnected is not None:
+        options["reconnected_cb"] = reconnected
     return await nats.connect(
         servers=settings.nats_servers,
         name=name,
         max_reconnect_attempts=-1,
         reconnect_time_wait=0.5,
         allow_reconnect=True,
+        **options,
     )
 
 

@@ -1,0 +1,37 @@
+"""The one way every service process starts: settings from the environment (parsed once),
+JSON logs, the metrics endpoint, the gRPC server, and a graceful stop on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from services.common.grpc_server import serve_until_signal
+from services.common.logging import configure_logging, get_logger
+from services.common.metrics import set_build_info, start_metrics_server
+from services.common.settings import Settings
+
+ServerFactory = Callable[[Settings], Awaitable[tuple[Any, int]]]
+
+
+def run_service(service: str, create_server: ServerFactory) -> None:
+    """Run ``create_server(settings)`` until a signal, as the process of ``service``.
+
+    The server object must expose the ``runtime`` (a ``ServiceRuntime``) it serves with.
+    """
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, service)
+    log = get_logger(__name__)
+    for name in Settings.unknown_variables():
+        log.warning("settings.unknown_variable", variable=name)
+    set_build_info(service)
+    metrics_port = start_metrics_server(settings.metrics_port)
+    log.info("service.starting", metrics_port=metrics_port, settings=settings.public_dict())
+
+    async def serve() -> None:
+        server, port = await create_server(settings)
+        log.info("service.serving", port=port)
+        await serve_until_signal(server.runtime)
+
+    asyncio.run(serve())

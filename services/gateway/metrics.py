@@ -1,0 +1,15 @@
+"""The gateway's Prometheus metrics."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge
+
+STREAMS = Gauge("dominos_gateway_view_streams", "View streams open on this gateway.")
+FANOUT_SKIPS = Counter(
+    "dominos_gateway_fanout_skipped_versions_total",
+    "Table versions a slow client skipped (it received a newer snapshot instead).",
+)
+RESYNCS = Counter(
+    "dominos_gateway_snapshot_reads_total",
+    "Table snapshots read from the table service to start a stream or heal a gap.",
+)

@@ -1,0 +1,92 @@
+"""Assembly of the gateway: the table-service channel, NATS (fan-out), Redis (presence
+leases), the hub and the public servicer.
+
+``await create_server(settings)`` returns ``(server, port)``; port 0 binds a free port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
+
+from services.common.grpc_server import ServiceRuntime
+from services.common.logging import get_logger
+from services.common.settings import Settings
+from services.gateway import metrics
+from services.gateway.hub import Hub
+from services.gateway.servicer import GatewayServicer
+from services.table.publisher import stop_task
+from services.table.rules import TableState, decode_state
+from services.table.server import connect_nats, connect_redis
+from services.timer.claims import TimerStore
+
+SERVICE_NAME = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].full_name
+RESYNC_INTERVAL_S = 30.0
+
+log = get_logger(__name__)
+
+
+@dataclass
+class GatewayServer:
+    """A running gateway."""
+
+    runtime: ServiceRuntime
+    servicer: GatewayServicer
+    hub: Hub
+
+    async def stop(self) -> None:
+        """Graceful shutdown: NOT_SERVING, end the streams, drain NATS, close the rest."""
+        await self.runtime.shutdown("stop")
+
+
+def _register(servicer: GatewayServicer, server: Any) -> None:
+    gateway_pb2_grpc.add_DominosServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+
+
+async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
+    """Start a gateway; returns it and the bound gRPC port."""
+    channel = grpc.aio.insecure_channel(settings.table_service_addr)
+    table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+
+    async def read_snapshot(table_id: str) -> TableState | None:
+        metrics.RESYNCS.inc()
+        reply = await table.GetSnapshot(
+            table_pb2.GetSnapshotRequest(table_id=table_id), timeout=5.0
+        )
+        return decode_state(reply.state) if reply.state else None
+
+    hub = Hub(None, read_snapshot, on_skip=metrics.FANOUT_SKIPS.inc)
+
+    async def on_reconnect() -> None:
+        log.info("gateway.nats_reconnected")
+        await hub.resync_all()
+
+    nc = await connect_nats(settings, f"{settings.service_name}-gateway", reconnected=on_reconnect)
+    hub.nc = nc
+    redis = connect_redis(settings)
+    servicer = GatewayServicer(
+        table,
+        hub,
+        TimerStore(redis),
+        gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}",
+        lease_ms=settings.presence_lease_ms,
+    )
+    runtime = ServiceRuntime.from_settings(
+        settings,
+        service_names=[SERVICE_NAME],
+        registrars=[lambda server: _register(servicer, server)],
+    )
+    resync = asyncio.create_task(hub.run_resync(RESYNC_INTERVAL_S), name="hub-resync")
+    runtime.add_shutdown_hook(lambda: stop_task(resync), name="resync.stop")
+    runtime.add_shutdown_hook(servicer.drain, name="streams.drain")
+    runtime.add_shutdown_hook(nc.drain, name="nats.drain")
+    runtime.add_shutdown_hook(redis.aclose, name="redis.close")
+    runtime.add_shutdown_hook(channel.close, name="table.close")
+    port = await runtime.start()
+    log.info("gateway.started", port=port)
+    return GatewayServer(runtime, servicer, hub), port

@@ -1,0 +1,280 @@
+"""The public API (``dominos.v1.DominosService``): the clients' only door.
+
+Commands are forwarded to the table service with a deadline and retried on UNAVAILABLE
+(safe: every command carries a request id, so a retry acts at most once). The seat token
+comes from the ``authorization: Bearer <token>`` metadata; the client's address (without
+its port) is passed on for the join rate limit (D6). Errors of the table service reach the
+client unchanged: status code, message and rich details.
+
+``WatchTable`` authenticates the seat, registers the stream with the process's fan-out hub,
+takes a renewable presence lease for the seat and marks it connected (S3, S4); when the
+stream ends or its connection is lost, the lease is released and the seat marked
+disconnected, unless another stream of the same seat is still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+import grpc
+from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
+
+from services.common.logging import bound_context, get_logger
+from services.gateway import metrics
+from services.gateway.hub import Hub
+from services.table.projection import table_view
+from services.table.rules import Phase
+from services.table.service_errors import DETAILS_KEY, ServiceError, abort
+from services.timer.claims import TimerStore
+
+log = get_logger(__name__)
+
+_Reply = TypeVar("_Reply")
+
+CALL_TIMEOUT_S: Final = 5.0
+RETRIES: Final = 3
+_DONE = (Phase.FINISHED, Phase.CLOSED)
+
+
+def client_address(peer: str) -> str:
+    """The client's address without its port: ``ipv4:203.0.113.7:5123`` → ``ipv4:203.0.113.7``."""
+    if peer.startswith("ipv6:["):
+        return peer[: peer.index("]") + 1] if "]" in peer else peer
+    if peer.startswith("ipv4:"):
+        return peer.rsplit(":", 1)[0]
+    return peer
+
+
+def bearer_token(context: Any) -> str:
+    """The seat token of the call's ``authorization`` metadata ('' when absent)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            text = value if isinstance(value, str) else value.decode()
+            scheme, _, token = text.partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else text.strip()
+    return ""
+
+
+def _token_missing() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "TOKEN_MISSING",
+        "send the seat token as 'authorization: Bearer <token>' metadata",
+    )
+
+
+class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
+    """``dominos.v1.DominosService`` over the internal table service."""
+
+    def __init__(
+        self,
+        table: Any,
+        hub: Hub,
+        leases: TimerStore,
+        *,
+        gateway_id: str,
+        lease_ms: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.table = table
+        self.hub = hub
+        self.leases = leases
+        self.gateway_id = gateway_id
+        self.lease_ms = lease_ms
+        self.clock = clock
+        self._stream_ids = itertools.count(1)
+        self._local_seats: dict[tuple[str, int], int] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    def now_ms(self) -> int:
+        """The gateway's clock, ms since the epoch."""
+        return int(self.clock() * 1000)
+
+    # -- forwarding ------------------------------------------------------------------------
+
+    async def _forward(self, method: Any, request: Any, context: Any) -> Any:
+        """Call the table service; retry UNAVAILABLE; relay any other error to the client."""
+        delay = 0.05
+        for attempt in range(RETRIES + 1):
+            try:
+                return await method(request, timeout=CALL_TIMEOUT_S)
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.UNAVAILABLE and attempt < RETRIES:
+                    await asyncio.sleep(delay)
+                    delay *= 2
+                    continue
+                details = tuple(
+                    (k, v) for k, v in (error.trailing_metadata() or ()) if k == DETAILS_KEY
+                )
+                await context.abort(error.code(), error.details() or "", details)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _execute(
+        self, expect: type[_Reply], context: Any, token: str = "", **command: Any
+    ) -> _Reply:
+        request = table_pb2.ExecuteRequest(
+            seat_token=token, peer=client_address(context.peer() or ""), **command
+        )
+        reply = await self._forward(self.table.Execute, request, context)
+        result = getattr(reply, reply.WhichOneof("result"))
+        assert isinstance(result, expect)
+        return result
+
+    async def _token(self, context: Any) -> str:
+        token = bearer_token(context)
+        if not token:
+            await abort(context, _token_missing())
+        return token
+
+    async def CreateTable(  # noqa: N802 (gRPC method names)
+        self, request: gateway_pb2.CreateTableRequest, context: Any
+    ) -> gateway_pb2.CreateTableResponse:
+        """See gateway.proto."""
+        return await self._execute(gateway_pb2.CreateTableResponse, context, create_table=request)
+
+    async def JoinTable(  # noqa: N802
+        self, request: gateway_pb2.JoinTableRequest, context: Any
+    ) -> gateway_pb2.JoinTableResponse:
+        """See gateway.proto."""
+        return await self._execute(gateway_pb2.JoinTableResponse, context, join_table=request)
+
+    async def LeaveTable(  # noqa: N802
+        self, request: gateway_pb2.LeaveTableRequest, context: Any
+    ) -> gateway_pb2.LeaveTableResponse:
+        """See gateway.proto."""
+        token = await self._token(context)
+        return await self._execute(
+            gateway_pb2.LeaveTableResponse, context, token, leave_table=request
+        )
+
+    async def SetTarget(  # noqa: N802
+        self, request: gateway_pb2.SetTargetRequest, context: Any
+    ) -> gateway_pb2.SetTargetResponse:
+        """See gateway.proto."""
+        token = await self._token(context)
+        return await self._execute(
+            gateway_pb2.SetTargetResponse, context, token, set_target=request
+        )
+
+    async def StartGame(  # noqa: N802
+        self, request: gateway_pb2.StartGameRequest, context: Any
+    ) -> gateway_pb2.StartGameResponse:
+        """See gateway.proto."""
+        token = await self._token(context)
+        return await self._execute(
+            gateway_pb2.StartGameResponse, context, token, start_game=request
+        )
+
+    async def PlayTile(  # noqa: N802
+        self, request: gateway_pb2.PlayTileRequest, context: Any
+    ) -> gateway_pb2.PlayTileResponse:
+        """See gateway.proto."""
+        token = await self._token(context)
+        return await self._execute(gateway_pb2.PlayTileResponse, context, token, play_tile=request)
+
+    async def Pass(  # noqa: N802
+        self, request: gateway_pb2.PassRequest, context: Any
+    ) -> gateway_pb2.PassResponse:
+        """See gateway.proto."""
+        command: dict[str, Any] = {"pass": request}
+        token = await self._token(context)
+        return await self._execute(gateway_pb2.PassResponse, context, token, **command)
+
+    async def GetTableView(  # noqa: N802
+        self, request: gateway_pb2.GetTableViewRequest, context: Any
+    ) -> gateway_pb2.GetTableViewResponse:
+        """See gateway.proto."""
+        token = await self._token(context)
+        reply = await self._forward(
+            self.table.GetView,
+            table_pb2.GetViewRequest(table_id=request.table_id, seat_token=token),
+            context,
+        )
+        return gateway_pb2.GetTableViewResponse(view=reply.view)
+
+    # -- the view stream -------------------------------------------------------------------
+
+    async def WatchTable(  # noqa: N802
+        self, request: gateway_pb2.WatchTableRequest, context: Any
+    ) -> None:
+        """See gateway.proto: the current view, then one view per version; presence."""
+        token = await self._token(context)
+        reply = await self._forward(
+            self.table.GetView,
+            table_pb2.GetViewRequest(table_id=request.table_id, seat_token=token),
+            context,
+        )
+        table_id, seat = request.table_id, reply.view.your_seat
+        holder = f"{self.gateway_id}:{next(self._stream_ids)}"
+        watcher = await self.hub.watch(table_id, seat)
+        key = (table_id, seat)
+        self._local_seats[key] = self._local_seats.get(key, 0) + 1
+        metrics.STREAMS.inc()
+        renewing: asyncio.Task[None] | None = None
+        with bound_context(table_id=table_id, seat=seat):
+            try:
+                await self._connect(table_id, seat, token, holder)
+                renewing = asyncio.create_task(self._renew(table_id, seat, holder))
+                while True:
+                    state = await watcher.next()
+                    view = table_view(state, seat, self.now_ms())
+                    await context.write(gateway_pb2.WatchTableResponse(view=view))
+                    if state.phase in _DONE:
+                        return
+            finally:
+                metrics.STREAMS.dec()
+                if renewing is not None:
+                    renewing.cancel()
+                self._local_seats[key] -= 1
+                if not self._local_seats[key]:
+                    del self._local_seats[key]
+                cleanup = asyncio.create_task(
+                    self._disconnect(watcher, table_id, seat, token, holder)
+                )
+                self._background.add(cleanup)
+                cleanup.add_done_callback(self._background.discard)
+
+    async def _connect(self, table_id: str, seat: int, token: str, holder: str) -> None:
+        await self.leases.renew_presence(table_id, seat, holder, self.lease_ms, self.now_ms())
+        await self.table.SetPresence(
+            table_pb2.SetPresenceRequest(table_id=table_id, seat_token=token, connected=True),
+            timeout=CALL_TIMEOUT_S,
+        )
+
+    async def _renew(self, table_id: str, seat: int, holder: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            try:
+                await self.leases.renew_presence(
+                    table_id, seat, holder, self.lease_ms, self.now_ms()
+                )
+            except Exception:
+                log.warning("gateway.lease_renew_failed")
+
+    async def _disconnect(
+        self, watcher: Any, table_id: str, seat: int, token: str, holder: str
+    ) -> None:
+        """After a stream ended: leave the hub, release the lease, mark the seat away."""
+        with contextlib.suppress(Exception):
+            await self.hub.unwatch(watcher)
+        try:
+            released = await self.leases.release_presence(table_id, seat, holder)
+            if released and (table_id, seat) not in self._local_seats:
+                await self.table.SetPresence(
+                    table_pb2.SetPresenceRequest(
+                        table_id=table_id, seat_token=token, connected=False
+                    ),
+                    timeout=CALL_TIMEOUT_S,
+                )
+        except Exception:  # the lease expires and the timer service marks the seat away
+            log.warning("gateway.disconnect_failed", table_id=table_id, seat=seat)
+
+    async def drain(self) -> None:
+        """Wait for the disconnect work of ended streams (at shutdown)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
