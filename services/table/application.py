@@ -159,7 +159,7 @@ class TableApp:
         fields: tuple[tuple[str, bytes | str | int], ...] = (
             ("code", code),
             ("n0", nonce),
-            ("h0", credentials.token_hash(token)),
+            ("h0", credentials.token_digest(token)),
         )
         await self._commit(
             table_id, None, transition, command, now, fields, code, (rid_hash, fingerprint)
@@ -216,7 +216,7 @@ class TableApp:
             record = RequestRecord(rid_hash, fingerprint, transition.state.version, seat)
             fields: tuple[tuple[str, bytes | str | int], ...] = (
                 (f"n{seat}", nonce),
-                (f"h{seat}", credentials.token_hash(token)),
+                (f"h{seat}", credentials.token_digest(token)),
                 ("rj", pack_requests([*joins, record][-JOIN_REQUESTS_KEPT:], joins=True)),
                 (f"r{seat}", b""),
             )
@@ -443,10 +443,10 @@ class TableApp:
         return loaded
 
     def _seat_of(self, loaded: LoadedTable, token: str, *, allow_left_seat: bool) -> int:
-        digest = credentials.token_hash(token)
+        digest = credentials.token_digest(token)
         for seat in range(4):
             stored = loaded.field(f"h{seat}")
-            if stored is not None and credentials.same_hash(stored.decode(), digest):
+            if stored is not None and credentials.same_hash(stored, digest):
                 if loaded.state.names[seat] == "" and not allow_left_seat:
                     break
                 return seat

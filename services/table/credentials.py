@@ -4,8 +4,9 @@
   30**8 ≈ 6.6e11 codes. Typed codes are normalised (upper case, spaces and dashes removed).
 - **Table ids**: 16 random bytes, URL-safe base64 without padding (22 characters).
 - **Seat tokens**: ``base64url(HMAC-SHA256(secret, "<table_id>:<seat>:<nonce>"))`` where
-  ``nonce`` is 32 random bytes drawn when the seat is taken: 256 unpredictable bits. Redis
-  stores only the nonce and ``SHA-256(token)``; the token itself is never stored. Deriving
+  ``nonce`` is 16 random bytes drawn when the seat is taken; the token has 256 bits no one
+  can compute without the secret. Redis stores only the nonce and ``SHA-256(token)`` (raw);
+  the token itself is never stored. Deriving
   it from the nonce lets a retried create/join (same request id) return the same token
   without storing it. Verification compares the SHA-256 in constant time.
 """
@@ -49,8 +50,8 @@ def normalise_code(typed: str) -> str | None:
 
 
 def new_nonce() -> str:
-    """A fresh seat nonce (32 random bytes, hex)."""
-    return secrets.token_hex(32)
+    """A fresh seat nonce (16 random bytes, hex): with the server secret, it fixes the token."""
+    return secrets.token_hex(16)
 
 
 def seat_token(secret: bytes, table_id: str, seat: int, nonce: str) -> str:
@@ -60,8 +61,13 @@ def seat_token(secret: bytes, table_id: str, seat: int, nonce: str) -> str:
 
 
 def token_hash(token: str) -> str:
-    """SHA-256 of a token, hex: what Redis stores."""
+    """SHA-256 of a token, hex."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_digest(token: str) -> bytes:
+    """SHA-256 of a token, 32 raw bytes: what Redis stores."""
+    return hashlib.sha256(token.encode()).digest()
 
 
 def is_token_shape(token: str) -> bool:
@@ -69,6 +75,8 @@ def is_token_shape(token: str) -> bool:
     return bool(_TOKEN_RE.fullmatch(token))
 
 
-def same_hash(a: str, b: str) -> bool:
-    """Constant-time equality of two hashes."""
-    return hmac.compare_digest(a.encode(), b.encode())
+def same_hash(a: str | bytes, b: str | bytes) -> bool:
+    """Constant-time equality of two hashes (hex strings or raw digests)."""
+    left = a.encode() if isinstance(a, str) else a
+    right = b.encode() if isinstance(b, str) else b
+    return hmac.compare_digest(left, right)

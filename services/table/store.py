@@ -34,9 +34,10 @@ PREFIX: Final = "dominos"
 DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
 PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
 CREATE_TTL_MS: Final = 10 * 60 * 1000
-#: Request ids remembered per seat, and for joins per table.
-SEAT_REQUESTS_KEPT: Final = 4
-JOIN_REQUESTS_KEPT: Final = 8
+#: Request ids remembered per seat, and for joins per table (3 keeps each field under the
+#: 64 bytes of Redis's compact hash encoding). Clients retry their last command, not older.
+SEAT_REQUESTS_KEPT: Final = 3
+JOIN_REQUESTS_KEPT: Final = 3
 
 _REQUEST: Final = struct.Struct(">8s8sI")  # request-id hash, fingerprint, version
 _JOIN_REQUEST: Final = struct.Struct(">8s8sIB")  # ... and the seat taken

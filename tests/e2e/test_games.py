@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from dominos.v1 import game_pb2
 from redis.asyncio import Redis
@@ -16,16 +17,17 @@ from .conftest import E2ECluster
 from .players import PLAYING, all_messages, play_game
 
 
-async def hands_by_version(redis_url: str, table_id: str) -> dict[int, tuple[int, ...]]:
+async def hands_by_version(redis_url: str, table_id: str) -> dict[int, tuple[int, int, int, int]]:
     """The four hands at every version of a table, replayed from its command log."""
     redis = Redis.from_url(redis_url)
     try:
-        entries = decode_log(await redis.get(log_key(table_id)) or b"")
+        raw: Any = await redis.get(log_key(table_id))
+        entries = decode_log(raw or b"")
     finally:
         await redis.aclose()
     first, at = entries[0]
     state = create(first, at).state  # type: ignore[arg-type]
-    hands = {}
+    hands: dict[int, tuple[int, int, int, int]] = {}
     for command, at_ms in entries[1:]:
         state = apply(state, command, at_ms).state
         if state.round is not None:

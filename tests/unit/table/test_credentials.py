@@ -229,10 +229,10 @@ def test_same_hash_compares_in_constant_time(monkeypatch: pytest.MonkeyPatch) ->
 # --- nonces ---------------------------------------------------------------------------------
 
 
-def test_a_nonce_is_32_random_bytes_in_hex() -> None:
+def test_a_nonce_is_16_random_bytes_in_hex() -> None:
     nonce = new_nonce()
-    assert re.fullmatch(r"[0-9a-f]{64}", nonce)
-    assert len(bytes.fromhex(nonce)) == 32
+    assert re.fullmatch(r"[0-9a-f]{32}", nonce)
+    assert len(bytes.fromhex(nonce)) == 16
 
 
 def test_nonces_do_not_repeat() -> None:
