@@ -67,10 +67,9 @@ from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.table.command_log import decode_log
 from services.table.publisher import SUBJECT_PREFIX
-from services.table.rules import End, Phase, TableState, decode_state, legal_moves
+from services.table.rules import End, Phase, TableState, decode_state, encode_state, legal_moves
 from services.table.rules.tiles import HIGH, LOW
 from services.table.server import TableServer, create_server
-from services.table.store import log_key, table_key
 from tests.support.servers import NatsServer, RedisServer
 
 _perf_ns = time.perf_counter_ns
@@ -346,9 +345,10 @@ async def measure_memory(
             else:
                 await driver.act(table)
         usage.append(await store.memory_usage(table.table_id))
-        log_bytes.append(int(await store.redis.strlen(log_key(table.table_id))))
+        log_bytes.append(len(await store.read_log(table.table_id)))
         log_entries.append(len(decode_log(await store.read_log(table.table_id))))
-        state_bytes.append(int(await store.redis.hstrlen(table_key(table.table_id), "s")))
+        loaded = await store.load(table.table_id)
+        state_bytes.append(len(encode_state(loaded.state)) if loaded is not None else 0)
         rounds.append(table.state.round.number if table.state.round is not None else 0)
 
     def spread(values: list[int]) -> dict[str, float]:

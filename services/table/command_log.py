@@ -40,49 +40,31 @@ from services.table.rules import (
     Start,
     Timing,
 )
+from services.table.rules.binary import DecodeError, Reader, text, varint
 
 
-class LogFormatError(ValueError):
+class LogFormatError(DecodeError):
     """Bytes that are not a command log."""
-
-
-def _varint(value: int) -> bytes:
-    if value < 0:
-        raise ValueError("varints are unsigned")
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _text(value: str) -> bytes:
-    data = value.encode()
-    return _varint(len(data)) + data
 
 
 def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
     """One log entry for ``command`` accepted at ``at_ms``; ``previous_ms`` is the previous
     entry's time (0 for the first entry)."""
-    dt = _varint(max(at_ms - previous_ms, 0))
+    dt = varint(max(at_ms - previous_ms, 0))
     if isinstance(command, Play):
         return bytes((0x50 | command.seat,)) + dt + bytes((command.tile << 2 | command.end,))
     if isinstance(command, Pass):
         return bytes((0x60 | command.seat,)) + dt
     if isinstance(command, Expire):
-        return b"\x80" + dt + _varint(command.turn_number)
+        return b"\x80" + dt + varint(command.turn_number)
     if isinstance(command, SetPresence):
         return bytes((0x70 | command.seat,)) + dt + (b"\x01" if command.connected else b"\x00")
     if isinstance(command, Join):
-        return b"\x10" + dt + _text(command.name)
+        return b"\x10" + dt + text(command.name)
     if isinstance(command, Leave):
         return bytes((0x20 | command.seat,)) + dt
     if isinstance(command, SetTarget):
-        return bytes((0x30 | command.seat,)) + dt + _varint(command.target)
+        return bytes((0x30 | command.seat,)) + dt + varint(command.target)
     if isinstance(command, Start):
         return bytes((0x40 | command.seat,)) + dt + command.seed.to_bytes(16, "big")
     if isinstance(command, Create):
@@ -90,56 +72,19 @@ def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
         return (
             b"\x00"
             + dt
-            + _text(command.table_id)
-            + _text(command.host_name)
-            + b"".join(_varint(v) for v in (command.target, t.turn_ms, t.away_ms, t.break_ms))
+            + text(command.table_id)
+            + text(command.host_name)
+            + b"".join(varint(v) for v in (command.target, t.turn_ms, t.away_ms, t.break_ms))
         )
     raise TypeError(f"not a command: {command!r}")
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def byte(self) -> int:
-        if self.pos >= len(self.data):
-            raise LogFormatError("truncated entry")
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def varint(self) -> int:
-        shift = value = 0
-        while True:
-            byte = self.byte()
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-            if shift > 70:
-                raise LogFormatError("varint too long")
-
-    def raw(self, size: int) -> bytes:
-        if self.pos + size > len(self.data):
-            raise LogFormatError("truncated entry")
-        value = self.data[self.pos : self.pos + size]
-        self.pos += size
-        return value
-
-    def text(self) -> str:
-        try:
-            return self.raw(self.varint()).decode()
-        except UnicodeDecodeError as exc:
-            raise LogFormatError("bad text") from exc
-
-
 def decode_log(data: bytes) -> list[LogEntry]:
     """Every ``(command, at_ms)`` of a log, in order; ``LogFormatError`` if malformed."""
-    reader = _Reader(data)
+    reader = Reader(data, LogFormatError)
     entries: list[LogEntry] = []
     at_ms = 0
-    while reader.pos < len(data):
+    while not reader.at_end:
         tag = reader.byte()
         kind, seat = tag >> 4, tag & 0x0F
         at_ms += reader.varint()

@@ -5,8 +5,7 @@ Keys (every key of a table carries the hash tag ``{<table_id>}``):
 
 | key | type | holds |
 |---|---|---|
-| ``dominos:{T}:table`` | hash | ``s`` state (engine codec), ``v`` version, ``tn`` turn number, ``dk`` deadline kind, ``code``, per seat ``n<s>`` token nonce and ``h<s>`` SHA-256 of the token, ``r<s>`` the seat's last request ids, ``rj`` the last join request ids |
-| ``dominos:{T}:log`` | string | the command log (``command_log``), appended |
+| ``dominos:{T}:table`` | hash | the whole table: ``v`` version, ``s0``.. the state (engine codec) and ``l0``.. the command log (``command_log``), each cut in 64-byte chunks (``sn``/``ln`` chunks); ``tn`` turn number, ``dk`` deadline kind, ``lt`` time of the last command, ``code``, per seat ``n<s>`` token nonce, ``h<s>`` SHA-256 of the token and ``r<s>`` its last request ids, ``rj`` the last join request ids |
 | ``dominos:{T}:outbox`` | sorted set | events committed but not yet acknowledged by NATS, scored by version |
 | ``dominos:deadlines`` | sorted set | table id scored by the running clock's deadline (ms), for the timer service |
 | ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled, for the relay |
@@ -14,10 +13,13 @@ Keys (every key of a table carries the hash tag ``{<table_id>}``):
 | ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) |
 | ``dominos:joinfail:<peer>`` | string | failed join attempts of a peer in the current minute (D6) |
 
-``commit`` runs one Lua script that checks the version, writes the state, appends the log,
-adds the event to the outbox, updates the deadline index and refreshes every expiry (D5): all
-or nothing. The global keys (deadlines, pending, codes) live outside the table's hash slot,
-so this layout needs a single Redis primary (with replicas/Sentinel), not Redis Cluster.
+Every value of the table hash is at most 64 bytes, so Redis keeps the hash in its compact
+listpack encoding (``hash-max-listpack-value`` 64, the default): a live table costs about
+1.3 KB in all. ``commit`` runs one Lua script that checks the version, writes the state,
+appends to the log, adds the event to the outbox, updates the deadline index and refreshes
+every expiry (D5): all or nothing. The global keys (deadlines, pending, codes) live outside
+the table's hash slot, so this layout needs a single Redis primary (with replicas or
+Sentinel), not Redis Cluster.
 """
 
 from __future__ import annotations
@@ -39,40 +41,71 @@ CREATE_TTL_MS: Final = 10 * 60 * 1000
 SEAT_REQUESTS_KEPT: Final = 3
 JOIN_REQUESTS_KEPT: Final = 3
 
+#: The state is cut in chunks of 64 bytes; this many are read with the table (768 bytes).
+MAX_STATE_CHUNKS: Final = 12
+_LOAD_FIELDS: Final = (
+    "v", "sn", "tn", "dk", "lt", "code", "rj",
+    *(f"{k}{s}" for s in range(4) for k in ("n", "h", "r")),
+    *(f"s{i}" for i in range(MAX_STATE_CHUNKS)),
+)  # fmt: skip
+
 _REQUEST: Final = struct.Struct(">8s8sI")  # request-id hash, fingerprint, version
 _JOIN_REQUEST: Final = struct.Struct(">8s8sIB")  # ... and the seat taken
 
 _COMMIT = """
-local cur = redis.call('HGET', KEYS[1], 'v')
+local T = KEYS[1]
+local cur = redis.call('HGET', T, 'v')
 if ARGV[1] == '0' then
   if cur then return {0, tonumber(cur)} end
 elseif cur ~= ARGV[1] then
   return {0, cur and tonumber(cur) or -1}
 end
-local fields = {'v', ARGV[2], 's', ARGV[3]}
+local CH = 64
+local state, entry = ARGV[3], ARGV[4]
+local old_sn = tonumber(redis.call('HGET', T, 'sn') or '0')
+local sn = 0
+for i = 1, #state, CH do
+  redis.call('HSET', T, 's' .. sn, string.sub(state, i, i + CH - 1))
+  sn = sn + 1
+end
+for i = sn, old_sn - 1 do redis.call('HDEL', T, 's' .. i) end
+local ln = tonumber(redis.call('HGET', T, 'ln') or '0')
+local pos = 1
+if ln > 0 then
+  local last = redis.call('HGET', T, 'l' .. (ln - 1))
+  local room = CH - #last
+  if room > 0 then
+    redis.call('HSET', T, 'l' .. (ln - 1), last .. string.sub(entry, 1, room))
+    pos = room + 1
+  end
+end
+while pos <= #entry do
+  redis.call('HSET', T, 'l' .. ln, string.sub(entry, pos, pos + CH - 1))
+  ln = ln + 1
+  pos = pos + CH
+end
+local fields = {'v', ARGV[2], 'sn', sn, 'ln', ln}
 local n = tonumber(ARGV[10])
 for i = 1, 2 * n do fields[#fields + 1] = ARGV[10 + i] end
-redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('HSET', T, unpack(fields))
 local d = tonumber(ARGV[11 + 2 * n])
-for i = 1, d do redis.call('HDEL', KEYS[1], ARGV[11 + 2 * n + i]) end
-redis.call('APPEND', KEYS[2], ARGV[4])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[5])
-redis.call('ZADD', KEYS[5], 'NX', ARGV[9], ARGV[8])
+for i = 1, d do redis.call('HDEL', T, ARGV[11 + 2 * n + i]) end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
+redis.call('ZADD', KEYS[4], 'NX', ARGV[9], ARGV[8])
 if ARGV[6] == '0' then
-  redis.call('ZREM', KEYS[4], ARGV[8])
+  redis.call('ZREM', KEYS[3], ARGV[8])
 else
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[8])
+  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
 end
 local ttl = tonumber(ARGV[7])
-redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', T, ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
-redis.call('PEXPIRE', KEYS[3], ttl)
-if KEYS[6] ~= '' then redis.call('SET', KEYS[6], ARGV[8], 'PX', ttl) end
-if KEYS[7] ~= '' then
+if KEYS[5] ~= '' then redis.call('SET', KEYS[5], ARGV[8], 'PX', ttl) end
+if KEYS[6] ~= '' then
   local made = ARGV[8] .. '|' .. ARGV[12 + 2 * n + d]
-  redis.call('SET', KEYS[7], made, 'PX', ARGV[13 + 2 * n + d])
+  redis.call('SET', KEYS[6], made, 'PX', ARGV[13 + 2 * n + d])
 end
-return {1, redis.call('ZRANGE', KEYS[3], 0, -1)}
+return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
 """
 
 _PUBLISHED = """
@@ -91,11 +124,6 @@ return n
 def table_key(table_id: str) -> str:
     """The hash of a table."""
     return f"{PREFIX}:{{{table_id}}}:table"
-
-
-def log_key(table_id: str) -> str:
-    """The command log of a table."""
-    return f"{PREFIX}:{{{table_id}}}:log"
 
 
 def outbox_key(table_id: str) -> str:
@@ -191,10 +219,16 @@ class TableStore:
 
     async def load(self, table_id: str) -> LoadedTable | None:
         """The table, or ``None`` when it does not exist (never created, or expired)."""
-        raw: dict[bytes, bytes] = await self.redis.hgetall(table_key(table_id))
-        if not raw or b"s" not in raw:
+        values = await self.redis.hmget(table_key(table_id), _LOAD_FIELDS)
+        raw = {
+            name.encode(): value
+            for name, value in zip(_LOAD_FIELDS, values, strict=True)
+            if value is not None
+        }
+        if b"v" not in raw:
             return None
-        return LoadedTable(table_id, int(raw[b"v"]), decode_state(raw[b"s"]), raw)
+        state = b"".join(raw.get(f"s{i}".encode(), b"") for i in range(int(raw[b"sn"])))
+        return LoadedTable(table_id, int(raw[b"v"]), decode_state(state), raw)
 
     async def table_exists(self, table_id: str) -> bool:
         """Whether the table exists (not expired)."""
@@ -225,7 +259,6 @@ class TableStore:
         """
         keys = [
             table_key(commit.table_id),
-            log_key(commit.table_id),
             outbox_key(commit.table_id),
             DEADLINES_KEY,
             PENDING_KEY,
@@ -274,7 +307,11 @@ class TableStore:
 
     async def read_log(self, table_id: str) -> bytes:
         """The table's command log."""
-        return bytes(await self.redis.get(log_key(table_id)) or b"")
+        key = table_key(table_id)
+        chunks = int(await self.redis.hget(key, "ln") or 0)
+        if not chunks:
+            return b""
+        return b"".join(await self.redis.hmget(key, [f"l{i}" for i in range(chunks)]))
 
     async def failed_joins(self, peer: str) -> tuple[int, int]:
         """Failed join attempts of ``peer`` in the current window, and the window's ms left."""
@@ -292,7 +329,7 @@ class TableStore:
     async def memory_usage(self, table_id: str) -> int:
         """Bytes Redis uses for the table's own keys and its index entries (``MEMORY USAGE``)."""
         total = 0
-        for key in (table_key(table_id), log_key(table_id), outbox_key(table_id)):
+        for key in (table_key(table_id), outbox_key(table_id)):
             total += int(await self.redis.memory_usage(key, samples=0) or 0)
         loaded = await self.load(table_id)
         if loaded is not None and loaded.code:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from dominos.v1 import game_pb2
 from redis.asyncio import Redis
@@ -11,7 +10,7 @@ from redis.asyncio import Redis
 from services.table.command_log import decode_log
 from services.table.rules import apply, create
 from services.table.rules.tiles import HIGH, LOW, tiles_of
-from services.table.store import log_key
+from services.table.store import TableStore
 
 from .conftest import E2ECluster
 from .players import PLAYING, all_messages, play_game
@@ -21,8 +20,7 @@ async def hands_by_version(redis_url: str, table_id: str) -> dict[int, tuple[int
     """The four hands at every version of a table, replayed from its command log."""
     redis = Redis.from_url(redis_url)
     try:
-        raw: Any = await redis.get(log_key(table_id))
-        entries = decode_log(raw or b"")
+        entries = decode_log(await TableStore(redis).read_log(table_id))
     finally:
         await redis.aclose()
     first, at = entries[0]

@@ -1,9 +1,10 @@
 """Serialisation of states and commands to compact bytes, and back, exactly.
 
-The format is a JSON array of numbers and strings in a fixed field order, led by a format
-number; ``decode_state(encode_state(s)) == s`` for every reachable state, enums and tuples
-included. A typical live table is about 300 bytes. Unknown format numbers or shapes raise
-``CodecError``.
+States use a binary layout (format 2): a format byte, then every field in a fixed order as
+single bytes, unsigned LEB128 varints, length-prefixed UTF-8 and the 16-byte seed; a live
+table is about 150 bytes. Commands (command-log entries for tools and tests) use a JSON
+array. ``decode_state(encode_state(s)) == s`` for every reachable state, enums and tuples
+included; anything else raises ``CodecError``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from .binary import DecodeError, Reader, text, varint
 from .commands import (
     Command,
     Create,
@@ -45,166 +47,170 @@ from .state import (
     Timing,
 )
 
-STATE_FORMAT: Final = 1
+STATE_FORMAT: Final = 2
 
 
-class CodecError(ValueError):
+class CodecError(DecodeError):
     """Bytes that are not an encoded state or command of a known format."""
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+_ACTION_TYPES: Final[tuple[type, ...]] = (
+    TableCreated,
+    SeatTaken,
+    SeatFreed,
+    TableClosed,
+    TargetChanged,
+    RoundDealt,
+    TileLaid,
+    Passed,
+    PresenceChanged,
+)
+_ACTION_CODES: Final[dict[type, int]] = {cls: i for i, cls in enumerate(_ACTION_TYPES)}
+#: Event fields holding text; every other field is a non-negative integer.
+_TEXT_FIELDS: Final = frozenset({"name", "host_name"})
 
 
-def encode_state(state: TableState) -> bytes:
-    """The state as compact bytes (see the module docstring)."""
-    rnd = state.round
-    res = state.last_result
-    act = state.last_action
-    connected = sum(1 << i for i, c in enumerate(state.connected) if c)
-    return _dumps(
-        [
-            STATE_FORMAT,
-            state.table_id,
-            state.version,
-            int(state.phase),
-            state.target,
-            list(state.names),
-            connected,
-            state.seed,
-            list(state.timing),
-            list(state.scores),
-            None
-            if rnd is None
-            else [
-                rnd.number,
-                rnd.opener,
-                list(rnd.hands),
-                list(rnd.chain),
-                rnd.left,
-                rnd.right,
-                rnd.turn,
-                rnd.passes,
-                list(rnd.passed),
-                rnd.last_layer,
-            ],
-            None
-            if res is None
-            else [
-                res.number,
-                res.opener,
-                int(res.outcome),
-                res.scoring_team,
-                res.points,
-                res.domino_seat,
-                list(res.team_pips),
-                res.last_tile_team,
-                list(res.hands),
-            ],
-            state.turn_number,
-            state.deadline_ms,
-            state.winner,
-            _encode_action(act),
-        ]
-    )
+def _encode_action(event: Event) -> bytes:
+    kind = _ACTION_CODES.get(type(event))
+    if kind is None:
+        raise CodecError(f"{type(event).__name__} is not a last action")
+    out = bytearray((kind,))
+    for name in event._fields:
+        value: Any = getattr(event, name)
+        out += text(value) if name in _TEXT_FIELDS else varint(int(value))
+    return bytes(out)
 
 
-_ACTION_TYPES: Final[dict[str, type]] = {
-    cls.__name__: cls
-    for cls in (
-        TableCreated,
-        SeatTaken,
-        SeatFreed,
-        TableClosed,
-        TargetChanged,
-        RoundDealt,
-        TileLaid,
-        Passed,
-        PresenceChanged,
-    )
-}
-
-
-def _encode_action(event: Event) -> list[Any]:
-    name = type(event).__name__
-    if name not in _ACTION_TYPES:
-        raise CodecError(f"{name} is not a last action")
-    return [name, *(int(v) if isinstance(v, AutoCause) else v for v in event)]
-
-
-def _decode_action(raw: list[Any]) -> Event:
-    name, *fields = raw
-    cls = _ACTION_TYPES[name]
+def _decode_action(r: Reader) -> Event:
+    code = r.byte()
+    if code >= len(_ACTION_TYPES):
+        raise CodecError(f"unknown action {code}")
+    cls: Any = _ACTION_TYPES[code]
+    fields: list[Any] = [r.text() if name in _TEXT_FIELDS else r.varint() for name in cls._fields]
     if cls in (TileLaid, Passed):
         fields[-1] = AutoCause(fields[-1])
+    if cls is PresenceChanged:
+        fields[-1] = bool(fields[-1])
     event: Event = cls(*fields)
     return event
 
 
-def _four(values: list[Any]) -> Any:
-    if len(values) != 4:
-        raise CodecError("expected four values")
-    return (values[0], values[1], values[2], values[3])
+def _opt(value: int) -> int:
+    return value + 1  # NOBODY (-1) is stored as 0
+
+
+def encode_state(state: TableState) -> bytes:
+    """The state as compact bytes (see the module docstring)."""
+    out = bytearray((STATE_FORMAT,))
+    out += text(state.table_id)
+    out += varint(state.version)
+    out.append(int(state.phase))
+    out += varint(state.target)
+    for name in state.names:
+        out += text(name)
+    out.append(sum(1 << i for i, c in enumerate(state.connected) if c))
+    out += state.seed.to_bytes(16, "big")
+    for value in (*state.timing, *state.scores):
+        out += varint(value)
+    rnd = state.round
+    if rnd is None:
+        out.append(0)
+    else:
+        out.append(1)
+        out += varint(rnd.number)
+        out.append(rnd.opener)
+        for hand in rnd.hands:
+            out += varint(hand)
+        out.append(len(rnd.chain))
+        out += bytes(rnd.chain)
+        out += bytes((rnd.left, rnd.right, rnd.turn, rnd.passes, *rnd.passed))
+        out.append(_opt(rnd.last_layer))
+    res = state.last_result
+    if res is None:
+        out.append(0)
+    else:
+        out.append(1)
+        out += varint(res.number)
+        out += bytes((res.opener, int(res.outcome), res.scoring_team))
+        out += varint(res.points)
+        out.append(_opt(res.domino_seat))
+        out += varint(res.team_pips[0]) + varint(res.team_pips[1])
+        out.append(_opt(res.last_tile_team))
+        for hand in res.hands:
+            out += varint(hand)
+    out += varint(state.turn_number)
+    out += varint(state.deadline_ms)
+    out.append(_opt(state.winner))
+    out += _encode_action(state.last_action)
+    return bytes(out)
 
 
 def decode_state(data: bytes) -> TableState:
     """The state ``encode_state`` wrote; ``CodecError`` for anything else."""
+    r = Reader(bytes(data), CodecError)
     try:
-        raw = json.loads(data)
-        (fmt, table_id, version, phase, target, names, connected, seed, timing, scores) = raw[:10]
-        raw_round, raw_result, turn_number, deadline_ms, winner, raw_action = raw[10:]
+        fmt = r.byte()
         if fmt != STATE_FORMAT:
             raise CodecError(f"unknown state format {fmt!r}")
+        table_id = r.text()
+        version = r.varint()
+        phase = Phase(r.byte())
+        target = r.varint()
+        names = (r.text(), r.text(), r.text(), r.text())
+        bits = r.byte()
+        connected = (bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8))
+        seed = int.from_bytes(r.raw(16), "big")
+        timing = Timing(r.varint(), r.varint(), r.varint())
+        scores = (r.varint(), r.varint())
         rnd = None
-        if raw_round is not None:
-            number, opener, hands, chain, left, right, turn, passes, passed, last = raw_round
-            rnd = RoundState(
-                number,
-                opener,
-                _four(hands),
-                tuple(chain),
-                left,
-                right,
-                turn,
-                passes,
-                _four(passed),
-                last,
-            )
+        if r.byte():
+            number, opener = r.varint(), r.byte()
+            hands = (r.varint(), r.varint(), r.varint(), r.varint())
+            chain = tuple(r.raw(r.byte()))
+            left, right, turn, passes = r.byte(), r.byte(), r.byte(), r.byte()
+            passed = (r.byte(), r.byte(), r.byte(), r.byte())
+            last = r.byte() - 1
+            rnd = RoundState(number, opener, hands, chain, left, right, turn, passes, passed, last)
         result = None
-        if raw_result is not None:
-            number, opener, outcome, scorer, points, domino, pips, last_team, hands = raw_result
+        if r.byte():
+            number = r.varint()
+            opener, outcome, scorer = r.byte(), Outcome(r.byte()), r.byte()
+            points, domino = r.varint(), r.byte() - 1
+            pips = (r.varint(), r.varint())
+            last_team = r.byte() - 1
+            hands = (r.varint(), r.varint(), r.varint(), r.varint())
             result = RoundResult(
-                number,
-                opener,
-                Outcome(outcome),
-                scorer,
-                points,
-                domino,
-                (pips[0], pips[1]),
-                last_team,
-                _four(hands),
+                number, opener, outcome, scorer, points, domino, pips, last_team, hands
             )
-        return TableState(
-            table_id=table_id,
-            version=version,
-            phase=Phase(phase),
-            target=target,
-            names=_four(names),
-            connected=_four([bool(connected >> i & 1) for i in range(4)]),
-            seed=seed,
-            timing=Timing(*timing),
-            scores=(scores[0], scores[1]),
-            round=rnd,
-            last_result=result,
-            turn_number=turn_number,
-            deadline_ms=deadline_ms,
-            winner=winner,
-            last_action=_decode_action(raw_action),
-        )
+        turn_number, deadline_ms, winner = r.varint(), r.varint(), r.byte() - 1
+        action = _decode_action(r)
+        if not r.at_end:
+            raise CodecError("trailing bytes after a state")
     except CodecError:
         raise
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise CodecError(f"not an encoded table state: {exc}") from exc
+    return TableState(
+        table_id=table_id,
+        version=version,
+        phase=phase,
+        target=target,
+        names=names,
+        connected=connected,
+        seed=seed,
+        timing=timing,
+        scores=scores,
+        round=rnd,
+        last_result=result,
+        turn_number=turn_number,
+        deadline_ms=deadline_ms,
+        winner=winner,
+        last_action=action,
+    )
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 _COMMAND_TYPES: Final[dict[str, type]] = {

@@ -10,7 +10,7 @@ import pytest
 from dominos.v1 import game_pb2, gateway_pb2, table_pb2
 
 from services.table.service_errors import reason_of
-from services.table.store import log_key, outbox_key, table_key
+from services.table.store import outbox_key, table_key
 
 from .client import Seat, TableClient, rid
 
@@ -20,10 +20,9 @@ PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
 
 async def snapshot(redis: Any, table_id: str) -> tuple[Any, ...]:
-    """Every stored byte of a table (hash, log, outbox)."""
+    """Every stored byte of a table (its hash, with state and log, and its outbox)."""
     return (
         await redis.hgetall(table_key(table_id)),
-        await redis.get(log_key(table_id)),
         await redis.zrange(outbox_key(table_id), 0, -1),
     )
 

@@ -73,3 +73,24 @@ def test_enums_and_booleans_survive_the_round_trip() -> None:
     back = decode_state(encode_state(state))
     assert back.connected == (True, False, True, False)
     assert type(back.phase) is type(state.phase)
+
+
+def test_every_kind_of_last_action_round_trips_including_lobby_texts() -> None:
+    state = lobby(1)  # TableCreated, with the host's name
+    assert decode_state(encode_state(state)) == state
+    for name in ("Bo", "Zoé 🁣", "x" * 24):
+        state = apply(state, Join(name), NOW).state  # SeatTaken carries text too
+        assert decode_state(encode_state(state)) == state
+    state = apply(state, SetTarget(0, 250), NOW).state
+    assert decode_state(encode_state(state)) == state
+    state = apply(state, Leave(2), NOW).state
+    assert decode_state(encode_state(state)) == state
+    state = apply(state, SetPresence(1, True), NOW).state
+    assert decode_state(encode_state(state)) == state
+    closed = apply(state, Leave(0), NOW).state
+    assert decode_state(encode_state(closed)) == closed
+
+
+def test_a_live_table_is_about_150_bytes() -> None:
+    state = apply(lobby(), Start(0, 2**128 - 1), NOW).state
+    assert len(encode_state(state)) <= 160
