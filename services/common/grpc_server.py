@@ -45,6 +45,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common.grpc_metrics import MetricsInterceptor
 from services.common.logging import get_logger
 
 if TYPE_CHECKING:
@@ -161,14 +162,15 @@ class ServiceRuntime:
         registrars: Sequence[ServicerRegistrar] = (),
         interceptors: Sequence[Any] = (),
     ) -> ServiceRuntime:
-        """A runtime listening on ``settings.grpc_host:grpc_port`` with the configured grace."""
+        """A runtime listening on ``settings.grpc_host:grpc_port`` with the configured grace,
+        counting every RPC (:class:`~services.common.grpc_metrics.MetricsInterceptor`)."""
         return cls(
             service_names=service_names,
             registrars=registrars,
             host=settings.grpc_host,
             port=settings.grpc_port,
             grace_seconds=settings.shutdown_grace_seconds,
-            interceptors=interceptors,
+            interceptors=(MetricsInterceptor(), *interceptors),
         )
 
     # -- introspection ------------------------------------------------------------------

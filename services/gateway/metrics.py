@@ -13,3 +13,6 @@ RESYNCS = Counter(
     "dominos_gateway_snapshot_reads_total",
     "Table snapshots read from the table service to start a stream or heal a gap.",
 )
+CONNECTED_SEATS = Gauge(
+    "dominos_gateway_connected_seats", "Distinct seats with at least one open view stream here."
+)

@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
+from services.common.connections import connect_nats, connect_redis
 from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
@@ -22,7 +23,6 @@ from services.gateway.hub import Hub
 from services.gateway.servicer import GatewayServicer
 from services.table.publisher import stop_task
 from services.table.rules import TableState, decode_state
-from services.table.server import connect_nats, connect_redis
 from services.timer.claims import TimerStore
 
 SERVICE_NAME = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].full_name

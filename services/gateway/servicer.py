@@ -90,6 +90,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self._stream_ids = itertools.count(1)
         self._local_seats: dict[tuple[str, int], int] = {}
         self._background: set[asyncio.Task[None]] = set()
+        metrics.CONNECTED_SEATS.set_function(lambda: len(self._local_seats))
 
     def now_ms(self) -> int:
         """The gateway's clock, ms since the epoch."""

@@ -20,7 +20,7 @@ import grpc
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2
 
 from services.common.logging import get_logger
-from services.table import credentials, requests
+from services.table import credentials, metrics, requests
 from services.table.command_log import decode_log, encode_entry
 from services.table.projection import table_view
 from services.table.publisher import EventPublisher
@@ -222,6 +222,7 @@ class TableApp:
             )
             if await self._commit(table_id, loaded, transition, command, now, fields):
                 return self._join_response(transition.state, seat, token)
+            metrics.CAS_CONFLICTS.inc()
         raise self._contention()
 
     async def seated_command(
@@ -267,6 +268,7 @@ class TableApp:
                 return None
             if await self._commit(table_id, loaded, transition, command, now):
                 return transition.state
+            metrics.CAS_CONFLICTS.inc()
         raise self._contention()
 
     async def presence_expired(self, table_id: str, seat: int) -> int | None:
@@ -350,6 +352,7 @@ class TableApp:
                 fields = ((f"r{seat}", pack_requests([*records, record][-SEAT_REQUESTS_KEPT:])),)
             if await self._commit(table_id, loaded, transition, command, now, fields):
                 return Outcome(transition.state, seat, False, transition)
+            metrics.CAS_CONFLICTS.inc()
             if expected_version:
                 raise ServiceError(
                     grpc.StatusCode.ABORTED, "VERSION_CONFLICT", "the table moved on"
@@ -421,6 +424,7 @@ class TableApp:
                 ),
                 code=code or (loaded.code if loaded is not None else ""),
                 create_request=create_request,
+                phase=state.phase.name.lower(),
             )
         )
         if pending is None:
@@ -431,6 +435,7 @@ class TableApp:
             try:
                 await self.publisher.publish(table_id, pending)
             except Exception:  # the relay re-publishes what is left in the outbox
+                metrics.PUBLISH_FAILURES.inc()
                 log.exception("table.publish_failed", table_id=table_id, version=state.version)
         return True
 

@@ -9,18 +9,19 @@ stream exists, starts the gRPC server (health, reflection, graceful shutdown fro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import time
 from dataclasses import dataclass
 from typing import Any
 
-import nats
 from dominos.v1 import table_pb2, table_pb2_grpc
 from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
+from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
+from services.table import metrics
 from services.table.application import Policy, TableApp
 from services.table.publisher import EventPublisher, ensure_stream, stop_task
 from services.table.rules import Timing
@@ -44,32 +45,17 @@ def policy_from(settings: Settings) -> Policy:
     )
 
 
-async def connect_nats(
-    settings: Settings, name: str, *, reconnected: Callable[[], Awaitable[None]] | None = None
-) -> NatsClient:
-    """A NATS connection that reconnects forever (the bus must come back by itself);
-    ``reconnected`` runs after each reconnection."""
-    options: dict[str, Any] = {}
-    if reconnected is not None:
-        options["reconnected_cb"] = reconnected
-    return await nats.connect(
-        servers=settings.nats_servers,
-        name=name,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        allow_reconnect=True,
-        **options,
-    )
-
-
-def connect_redis(settings: Settings) -> Redis:
-    """A Redis client (bytes responses, retried connection errors)."""
-    return Redis.from_url(
-        settings.redis_url,
-        decode_responses=False,
-        health_check_interval=10,
-        socket_keepalive=True,
-    )
+async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
+    """Refresh the ``dominos_tables`` gauge from the phase indexes, forever."""
+    while True:
+        try:
+            for phase, count in (await store.tables_by_phase(int(time.time() * 1000))).items():
+                metrics.TABLES.labels(phase).set(count)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            DEPENDENCY_ERRORS.labels("redis").inc()
+        await asyncio.sleep(interval_s)
 
 
 def _register(servicer: TableServicer, server: Any) -> None:
@@ -99,18 +85,26 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     js = nc.jetstream()
     await ensure_stream(js)
     store = TableStore(redis)
-    publisher = EventPublisher(js, store)
-    app = TableApp(store, publisher, policy_from(settings))
+    publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
+    app = TableApp(store, publisher, policy_from(settings), on_applied=metrics.record_applied)
     servicer = TableServicer(app)
     runtime = ServiceRuntime.from_settings(
         settings,
         service_names=[SERVICE_NAME],
         registrars=[lambda server: _register(servicer, server)],
     )
-    consumer = TimerConsumer(app, nc)
+    consumer = TimerConsumer(
+        app,
+        nc,
+        on_expired=lambda _, acted: metrics.TIMERS_HANDLED.labels(
+            "acted" if acted else "stale"
+        ).inc(),
+    )
     await consumer.start()
     relay = asyncio.create_task(publisher.run_relay(), name="outbox-relay")
+    gauges = asyncio.create_task(_sample_tables(store), name="tables-gauge")
     runtime.add_shutdown_hook(lambda: stop_task(relay), name="relay.stop")
+    runtime.add_shutdown_hook(lambda: stop_task(gauges), name="gauges.stop")
     runtime.add_shutdown_hook(consumer.stop, name="timers.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")

@@ -15,7 +15,9 @@ from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.common.connections import DEPENDENCY_ERRORS
 from services.common.logging import bound_context, get_logger
+from services.table import metrics
 from services.table.application import TableApp
 from services.table.service_errors import ServiceError, abort, invalid
 
@@ -44,9 +46,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             try:
                 return await self._execute(request, kind, inner, context)
             except ServiceError as error:
+                metrics.COMMANDS_REJECTED.labels(kind or "none", error.reason).inc()
                 log.info("table.command_rejected", reason=error.reason, code=error.code.name)
                 await abort(context, error)
             except _UNAVAILABLE as error:
+                DEPENDENCY_ERRORS.labels("redis").inc()
                 log.warning("table.dependency_unavailable", error=repr(error))
                 await abort(context, _unavailable())
 
@@ -83,8 +87,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 )
                 return table_pb2.SetPresenceResponse(version=version)
             except ServiceError as error:
+                metrics.COMMANDS_REJECTED.labels("set_presence", error.reason).inc()
                 await abort(context, error)
             except _UNAVAILABLE:
+                DEPENDENCY_ERRORS.labels("redis").inc()
                 await abort(context, _unavailable())
 
     async def GetView(  # noqa: N802

@@ -12,6 +12,7 @@ Keys (every key of a table carries the hash tag ``{<table_id>}``):
 | ``dominos:code:<CODE>`` | string | the table id of an invitation code |
 | ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) |
 | ``dominos:joinfail:<peer>`` | string | failed join attempts of a peer in the current minute (D6) |
+| ``dominos:phase:<phase>`` | sorted set | live tables in each phase, scored by expiry (the ``dominos_tables`` gauge) |
 
 Every value of the table hash is at most 64 bytes, so Redis keeps the hash in its compact
 listpack encoding (``hash-max-listpack-value`` 64, the default): a live table costs about
@@ -36,6 +37,8 @@ PREFIX: Final = "dominos"
 DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
 PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
 CREATE_TTL_MS: Final = 10 * 60 * 1000
+#: Table phases as the phase indexes name them.
+PHASES: Final = ("waiting", "playing", "round_over", "finished", "closed")
 #: Request ids remembered per seat, and for joins per table (3 keeps each field under the
 #: 64 bytes of Redis's compact hash encoding). Clients retry their last command, not older.
 SEAT_REQUESTS_KEPT: Final = 3
@@ -105,6 +108,13 @@ if KEYS[6] ~= '' then
   local made = ARGV[8] .. '|' .. ARGV[12 + 2 * n + d]
   redis.call('SET', KEYS[6], made, 'PX', ARGV[13 + 2 * n + d])
 end
+for i = 7, #KEYS do
+  if KEYS[i] == KEYS[6 + tonumber(ARGV[14 + 2 * n + d])] then
+    redis.call('ZADD', KEYS[i], tonumber(ARGV[9]) + ttl, ARGV[8])
+  else
+    redis.call('ZREM', KEYS[i], ARGV[8])
+  end
+end
 return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
 """
 
@@ -129,6 +139,11 @@ def table_key(table_id: str) -> str:
 def outbox_key(table_id: str) -> str:
     """The outbox of a table."""
     return f"{PREFIX}:{{{table_id}}}:outbox"
+
+
+def phase_key(phase: str) -> str:
+    """The index of the live tables in a phase (member table id, score its expiry)."""
+    return f"{PREFIX}:phase:{phase}"
 
 
 def code_key(code: str) -> str:
@@ -206,6 +221,7 @@ class Commit:
     delete_fields: tuple[str, ...] = ()
     code: str = ""
     create_request: tuple[str, str] | None = None  # (request hash, fingerprint)
+    phase: str = "waiting"
 
 
 class TableStore:
@@ -264,6 +280,7 @@ class TableStore:
             PENDING_KEY,
             code_key(commit.code) if commit.code else "",
             create_key(commit.create_request[0]) if commit.create_request else "",
+            *(phase_key(p) for p in PHASES),
         ]
         args: list[Any] = [
             commit.expected_version,
@@ -281,8 +298,8 @@ class TableStore:
             args += [name, value]
         args.append(len(commit.delete_fields))
         args += list(commit.delete_fields)
-        if commit.create_request:
-            args += [commit.create_request[1], CREATE_TTL_MS]
+        args += [commit.create_request[1] if commit.create_request else "", CREATE_TTL_MS]
+        args.append(PHASES.index(commit.phase) + 1)
         result = await self._commit(keys=keys, args=args)
         if int(result[0]) != 1:
             return None
@@ -325,6 +342,15 @@ class TableStore:
     async def count_failed_join(self, peer: str, window_ms: int) -> int:
         """Count one failed join attempt of ``peer``; returns the count in the window."""
         return int(await self._count_failure(keys=[f"{PREFIX}:joinfail:{peer}"], args=[window_ms]))
+
+    async def tables_by_phase(self, now_ms: int) -> dict[str, int]:
+        """Live tables per phase, cluster-wide (expired ones are pruned from the indexes)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for phase in PHASES:
+                pipe.zremrangebyscore(phase_key(phase), "-inf", now_ms)
+                pipe.zcard(phase_key(phase))
+            results = await pipe.execute()
+        return {phase: int(results[2 * i + 1]) for i, phase in enumerate(PHASES)}
 
     async def memory_usage(self, table_id: str) -> int:
         """Bytes Redis uses for the table's own keys and its index entries (``MEMORY USAGE``)."""

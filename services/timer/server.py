@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from services.common.connections import connect_nats, connect_redis
 from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
-from services.table.server import connect_nats, connect_redis
 from services.timer.claims import TimerStore
 from services.timer.service import TimerService
 

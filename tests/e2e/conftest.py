@@ -31,6 +31,7 @@ class E2ECluster:
         gateway = ServiceProcess(
             "services.gateway",
             {**self.env, "DOMINOS_TABLE_SERVICE_ADDR": self.table.address},
+            metrics=True,
         ).start()
         self.gateways.append(gateway)
         return gateway
@@ -51,10 +52,10 @@ def e2e() -> Iterator[E2ECluster]:
         "DOMINOS_TIMER_RETRY_SECONDS": "0.5",
         "DOMINOS_TIMER_SWEEP_SECONDS": "0.25",
         "DOMINOS_PRESENCE_LEASE_SECONDS": "1.5",
-        "DOMINOS_LOG_LEVEL": "warning",
+        "DOMINOS_LOG_LEVEL": "info",
     }
-    table = ServiceProcess("services.table", env).start()
-    timer = ServiceProcess("services.timer", env).start()
+    table = ServiceProcess("services.table", env, metrics=True).start()
+    timer = ServiceProcess("services.timer", env, metrics=True).start()
     cluster = E2ECluster(redis, nats, env, table, timer)
     cluster.start_gateway()
     cluster.start_gateway()

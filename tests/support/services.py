@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,14 +24,22 @@ ROOT = Path(__file__).resolve().parents[2]
 class ServiceProcess:
     """One service process with its environment; ``start`` waits until health says SERVING."""
 
-    def __init__(self, module: str, env: Mapping[str, str], *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        module: str,
+        env: Mapping[str, str],
+        *,
+        port: int | None = None,
+        metrics: bool = False,
+    ) -> None:
         self.module = module
         self.port = port or free_port()
+        self.metrics_port = free_port() if metrics else -1
         self.env = {
             **os.environ,
             "DOMINOS_GRPC_HOST": "127.0.0.1",
             "DOMINOS_GRPC_PORT": str(self.port),
-            "DOMINOS_METRICS_PORT": "-1",
+            "DOMINOS_METRICS_PORT": str(self.metrics_port),
             "DOMINOS_SHUTDOWN_GRACE_SECONDS": "1",
             **env,
         }
@@ -38,6 +47,13 @@ class ServiceProcess:
             tempfile.mkstemp(prefix=f"{module.replace('.', '-')}-", suffix=".log")[1]
         )
         self.process: subprocess.Popen[bytes] | None = None
+
+    def scrape(self) -> str:
+        """The process's Prometheus metrics page (``metrics=True`` processes only)."""
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5
+        ) as r:
+            return str(r.read().decode())
 
     @property
     def address(self) -> str:

@@ -1,0 +1,72 @@
+"""The table service's Prometheus metrics (no table id or player ever in a label)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge
+
+from services.table.rules import AutoCause, Command, Outcome, Transition
+from services.table.rules.events import GameEnded, Passed, RoundEnded, TileLaid
+
+COMMANDS_APPLIED = Counter(
+    "dominos_table_commands_applied_total",
+    "Commands that changed a table, by command.",
+    ["command"],
+)
+COMMANDS_REJECTED = Counter(
+    "dominos_table_commands_rejected_total",
+    "Commands refused (nothing changed), by command and machine-readable reason.",
+    ["command", "reason"],
+)
+ROUNDS_ENDED = Counter(
+    "dominos_rounds_ended_total",
+    "Rounds ended, by outcome (domino, blocked, blocked_tie).",
+    ["outcome"],
+)
+GAMES_FINISHED = Counter("dominos_games_finished_total", "Games that reached their target.")
+AUTO_PLAYS = Counter(
+    "dominos_auto_plays_total",
+    "Turns the table played for a seat, by cause (timeout, away) and action (play, pass).",
+    ["cause", "action"],
+)
+CAS_CONFLICTS = Counter(
+    "dominos_table_cas_conflicts_total",
+    "Commits that lost the compare-and-set race to another writer and were retried.",
+)
+OUTBOX_REPUBLISHED = Counter(
+    "dominos_table_outbox_republished_total",
+    "Events the outbox relay published after their writer failed to (crash, bus outage).",
+)
+PUBLISH_FAILURES = Counter(
+    "dominos_table_publish_failures_total",
+    "Events whose publication after commit failed (left to the relay).",
+)
+TIMERS_HANDLED = Counter(
+    "dominos_table_timer_expiries_total",
+    "timer.expired messages handled, by whether they changed the table (acted, stale).",
+    ["result"],
+)
+TABLES = Gauge(
+    "dominos_tables",
+    "Live tables by phase (waiting, playing, round_over, finished, closed), cluster-wide.",
+    ["phase"],
+)
+
+_OUTCOMES = {
+    Outcome.DOMINO: "domino",
+    Outcome.BLOCKED: "blocked",
+    Outcome.BLOCKED_TIE: "blocked_tie",
+}
+_CAUSES = {AutoCause.TIMEOUT: "timeout", AutoCause.AWAY: "away"}
+
+
+def record_applied(command: Command, transition: Transition) -> None:
+    """Count one accepted command and what it caused (rounds, games, auto-plays)."""
+    COMMANDS_APPLIED.labels(type(command).__name__).inc()
+    for event in transition.events:
+        if isinstance(event, RoundEnded):
+            ROUNDS_ENDED.labels(_OUTCOMES[event.result.outcome]).inc()
+        elif isinstance(event, GameEnded):
+            GAMES_FINISHED.inc()
+        elif isinstance(event, (TileLaid, Passed)) and event.auto is not AutoCause.NONE:
+            action = "play" if isinstance(event, TileLaid) else "pass"
+            AUTO_PLAYS.labels(_CAUSES[event.auto], action).inc()

@@ -1,0 +1,97 @@
+"""The services' metrics endpoints after scripted games (issue 7)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from .conftest import E2ECluster
+from .players import play_game
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def samples(page: str) -> Samples:
+    """Every sample of a metrics page by name and labels."""
+    out = {}
+    for family in text_string_to_metric_families(page):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def total(
+    page: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
+) -> float:
+    """The sum of a metric's samples whose labels include ``labels``."""
+    return sum(
+        value
+        for (sample, sample_labels), value in page.items()
+        if sample == name and set(labels.items()) <= set(sample_labels)
+    )
+
+
+async def test_counters_after_scripted_games_match_what_was_played(e2e: E2ECluster) -> None:
+    table_before = samples(await asyncio.to_thread(e2e.table.scrape))
+    games = [await play_game([e2e.gateways[0].address], seed=900 + i) for i in range(2)]
+    table_after = samples(await asyncio.to_thread(e2e.table.scrape))
+    timer_page = samples(await asyncio.to_thread(e2e.timer.scrape))
+    gateway_page = samples(await asyncio.to_thread(e2e.gateways[0].scrape))
+
+    def delta(name: str, **labels: str) -> float:
+        return total(table_after, name, **labels) - total(table_before, name, **labels)
+
+    rounds = sum(players[0].views[-1].round_number for players in games)
+    assert delta("dominos_rounds_ended_total") == rounds  # every round played ended once
+    assert delta("dominos_games_finished_total") == 2
+    by_outcome = sum(
+        delta("dominos_rounds_ended_total", outcome=o) for o in ("domino", "blocked", "blocked_tie")
+    )
+    assert by_outcome == rounds
+    assert delta("dominos_table_commands_applied_total", command="Start") == 2
+    breaks = rounds - 2  # the break after each round but the last ran out (D1)
+    assert delta("dominos_table_commands_applied_total", command="Expire") >= breaks
+    # Auto-plays are counted with their cause; the scripted players act in time, so only
+    # timeouts of a lost race may appear, and never more than the expiries applied.
+    autos = delta("dominos_auto_plays_total")
+    assert autos == delta("dominos_table_commands_applied_total", command="Expire") - breaks
+    # RED metrics of the servers, per method and code.
+    assert (
+        total(
+            gateway_page,
+            "dominos_grpc_server_handled_total",
+            grpc_method="PlayTile",
+            grpc_code="OK",
+        )
+        > 0
+    )
+    assert total(gateway_page, "dominos_grpc_server_handled_total", grpc_method="WatchTable") >= 8
+    assert (
+        total(
+            table_after, "dominos_grpc_server_handled_total", grpc_method="Execute", grpc_code="OK"
+        )
+        > 0
+    )
+    assert total(timer_page, "dominos_timer_fired_total", kind="break") >= breaks
+    assert total(timer_page, "dominos_timer_lateness_seconds_count") >= breaks
+
+
+async def test_no_metric_label_names_a_table_or_a_player(e2e: E2ECluster) -> None:
+    await play_game([e2e.gateways[0].address], seed=950)
+    for process in (e2e.table, e2e.timer, e2e.gateways[0]):
+        for (name, labels), _ in samples(await asyncio.to_thread(process.scrape)).items():
+            for key, value in labels:
+                assert key not in ("table_id", "table", "seat", "player", "name"), name
+                assert len(value) < 22 or not value.isalnum(), (name, key, value)
+
+
+async def test_seat_tokens_never_appear_in_any_service_log(e2e: E2ECluster) -> None:
+    players = await play_game([g.address for g in e2e.gateways], seed=960)
+    tokens = [p.credentials.token for p in players if p.credentials is not None]
+    assert len(tokens) == 4
+    for process in (e2e.table, e2e.timer, *e2e.gateways):
+        text = process.log_path.read_text(errors="replace")
+        assert text, process.module  # the processes do log (JSON lines)
+        for token in tokens:
+            assert token not in text, f"a seat token leaked into the {process.module} log"
