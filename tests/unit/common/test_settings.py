@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -264,3 +265,9 @@ def test_token_secret_is_masked_and_must_be_long_enough() -> None:
     assert settings.public_dict()["token_secret"] == "***"
     with pytest.raises(SettingsError, match="DOMINOS_TOKEN_SECRET"):
         Settings.from_env({"DOMINOS_TOKEN_SECRET": "short"})
+
+
+def test_the_readme_documents_every_variable_with_its_default() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    for row in settings_table_markdown().splitlines()[2:]:
+        assert row in readme, row
