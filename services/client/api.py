@@ -21,6 +21,8 @@ CHANNEL_OPTIONS = (
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
+    # Each client its own connection, even several clients in one process (tests, demo).
+    ("grpc.use_local_subchannel_pool", 1),
 )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import nats
 from nats.aio.client import Client as NatsClient
 from prometheus_client import Counter
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from services.common.logging import get_logger
 from services.common.settings import Settings
@@ -60,12 +60,22 @@ async def connect_nats(
     )
 
 
+#: Connections a process may open to Redis; beyond, a command waits for a free one.
+REDIS_POOL_SIZE = 64
+#: How long a command waits for a free connection before failing (seconds).
+REDIS_POOL_WAIT_S = 5.0
+
+
 def connect_redis(settings: Settings) -> Redis:
-    """A Redis client (bytes responses, keepalive, periodic health checks)."""
-    client: Any = Redis.from_url(
+    """A Redis client (bytes responses, keepalive, periodic health checks) whose pool waits
+    for a free connection instead of failing when all are busy."""
+    pool = BlockingConnectionPool.from_url(
         settings.redis_url,
+        max_connections=REDIS_POOL_SIZE,
+        timeout=REDIS_POOL_WAIT_S,
         decode_responses=False,
         health_check_interval=10,
         socket_keepalive=True,
     )
+    client: Any = Redis(connection_pool=pool)
     return client  # type: ignore[no-any-return]

@@ -117,7 +117,11 @@ class Hub:
                     table_subject(table_id), cb=self._handler(feed)
                 )
             feed.watchers.add(watcher)
-        await self.resync(table_id)
+            current = feed.state
+        if current is None:
+            await self.resync(table_id)  # a new feed: read the table once
+        else:
+            watcher.offer(current)  # the feed is live: its newest state is current
         return watcher
 
     async def unwatch(self, watcher: Watcher) -> None:

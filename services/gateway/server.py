@@ -20,6 +20,7 @@ from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.gateway import metrics
 from services.gateway.hub import Hub
+from services.gateway.presence import LeaseKeeper
 from services.gateway.servicer import GatewayServicer
 from services.table.publisher import stop_task
 from services.table.rules import TableState, decode_state
@@ -69,12 +70,9 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     nc = await connect_nats(settings, f"{settings.service_name}-gateway", reconnected=on_reconnect)
     hub.nc = nc
     redis = connect_redis(settings)
+    leases = LeaseKeeper(TimerStore(redis), settings.presence_lease_ms)
     servicer = GatewayServicer(
-        table,
-        hub,
-        TimerStore(redis),
-        gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}",
-        lease_ms=settings.presence_lease_ms,
+        table, hub, leases, gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}"
     )
     runtime = ServiceRuntime.from_settings(
         settings,
@@ -82,8 +80,10 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
         registrars=[lambda server: _register(servicer, server)],
     )
     resync = asyncio.create_task(hub.run_resync(RESYNC_INTERVAL_S), name="hub-resync")
+    renewals = asyncio.create_task(leases.run(), name="lease-renewals")
     runtime.add_shutdown_hook(lambda: stop_task(resync), name="resync.stop")
     runtime.add_shutdown_hook(servicer.drain, name="streams.drain")
+    runtime.add_shutdown_hook(lambda: stop_task(renewals), name="renewals.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
     runtime.add_shutdown_hook(channel.close, name="table.close")

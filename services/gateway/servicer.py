@@ -27,10 +27,10 @@ from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 from services.common.logging import bound_context, get_logger
 from services.gateway import metrics
 from services.gateway.hub import Hub
+from services.gateway.presence import LeaseKeeper
 from services.table.projection import table_view
 from services.table.rules import Phase
 from services.table.service_errors import DETAILS_KEY, ServiceError, abort
-from services.timer.claims import TimerStore
 
 log = get_logger(__name__)
 
@@ -75,17 +75,15 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self,
         table: Any,
         hub: Hub,
-        leases: TimerStore,
+        leases: LeaseKeeper,
         *,
         gateway_id: str,
-        lease_ms: int,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.table = table
         self.hub = hub
         self.leases = leases
         self.gateway_id = gateway_id
-        self.lease_ms = lease_ms
         self.clock = clock
         self._stream_ids = itertools.count(1)
         self._local_seats: dict[tuple[str, int], int] = {}
@@ -216,11 +214,9 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         key = (table_id, seat)
         self._local_seats[key] = self._local_seats.get(key, 0) + 1
         metrics.STREAMS.inc()
-        renewing: asyncio.Task[None] | None = None
         with bound_context(table_id=table_id, seat=seat):
             try:
                 await self._connect(table_id, seat, token, holder)
-                renewing = asyncio.create_task(self._renew(table_id, seat, holder))
                 while True:
                     state = await watcher.next()
                     view = table_view(state, seat, self.now_ms())
@@ -229,8 +225,6 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                         return
             finally:
                 metrics.STREAMS.dec()
-                if renewing is not None:
-                    renewing.cancel()
                 self._local_seats[key] -= 1
                 if not self._local_seats[key]:
                     del self._local_seats[key]
@@ -241,21 +235,11 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 cleanup.add_done_callback(self._background.discard)
 
     async def _connect(self, table_id: str, seat: int, token: str, holder: str) -> None:
-        await self.leases.renew_presence(table_id, seat, holder, self.lease_ms, self.now_ms())
+        await self.leases.take(table_id, seat, holder)
         await self.table.SetPresence(
             table_pb2.SetPresenceRequest(table_id=table_id, seat_token=token, connected=True),
             timeout=CALL_TIMEOUT_S,
         )
-
-    async def _renew(self, table_id: str, seat: int, holder: str) -> None:
-        while True:
-            await asyncio.sleep(self.lease_ms / 3000)
-            try:
-                await self.leases.renew_presence(
-                    table_id, seat, holder, self.lease_ms, self.now_ms()
-                )
-            except Exception:
-                log.warning("gateway.lease_renew_failed")
 
     async def _disconnect(
         self, watcher: Any, table_id: str, seat: int, token: str, holder: str
@@ -264,7 +248,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         with contextlib.suppress(Exception):
             await self.hub.unwatch(watcher)
         try:
-            released = await self.leases.release_presence(table_id, seat, holder)
+            released = await self.leases.release(holder)
             if released and (table_id, seat) not in self._local_seats:
                 await self.table.SetPresence(
                     table_pb2.SetPresenceRequest(

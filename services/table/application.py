@@ -433,7 +433,7 @@ class TableApp:
             self.on_applied(command, transition)
         if self.publisher is not None:
             try:
-                await self.publisher.publish(table_id, pending)
+                await self.publisher.publish(table_id, pending, clear_in_background=True)
             except Exception:  # the relay re-publishes what is left in the outbox
                 metrics.PUBLISH_FAILURES.inc()
                 log.exception("table.publish_failed", table_id=table_id, version=state.version)

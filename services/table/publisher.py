@@ -73,10 +73,16 @@ class EventPublisher:
         self.store = store
         self.clock = clock
         self.on_republish = on_republish
+        self._clearing: set[asyncio.Task[None]] = set()
 
-    async def publish(self, table_id: str, events: list[bytes]) -> int:
+    async def publish(
+        self, table_id: str, events: list[bytes], *, clear_in_background: bool = False
+    ) -> int:
         """Publish ``events`` (serialised ``TableEvent``\\ s, version order) and clear them
-        from the outbox; returns how many NATS stored as new (not duplicates)."""
+        from the outbox once acknowledged; returns how many NATS stored as new (not
+        duplicates). With ``clear_in_background`` the caller does not wait for the clearing
+        (a command's answer need not): if it never happens, the relay re-publishes and
+        NATS drops the duplicates."""
         fresh = 0
         last = 0
         for data in events:
@@ -89,7 +95,12 @@ class EventPublisher:
             fresh += 0 if ack.duplicate else 1
             last = event.version
         if last:
-            await self.store.mark_published(table_id, last)
+            if clear_in_background:
+                task = asyncio.create_task(self.store.mark_published(table_id, last))
+                self._clearing.add(task)
+                task.add_done_callback(self._clearing.discard)
+            else:
+                await self.store.mark_published(table_id, last)
         return fresh
 
     async def relay_once(self, grace_ms: int = 1000) -> int:

@@ -132,6 +132,21 @@ class TimerStore:
             args=[holder, ttl_ms, now_ms + ttl_ms, f"{table_id}:{seat}"],
         )
 
+    async def renew_many(
+        self, leases: list[tuple[str, int, str]], ttl_ms: int, now_ms: int
+    ) -> None:
+        """Renew many ``(table_id, seat, holder)`` leases in one pipelined round trip."""
+        if not leases:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for table_id, seat, holder in leases:
+                await self._renew(
+                    keys=[presence_lease_key(table_id, seat), PRESENCE_KEY],
+                    args=[holder, ttl_ms, now_ms + ttl_ms, f"{table_id}:{seat}"],
+                    client=pipe,
+                )
+            await pipe.execute()
+
     async def release_presence(self, table_id: str, seat: int, holder: str) -> bool:
         """Give a lease back (clean disconnect); only its holder can."""
         return bool(

@@ -57,7 +57,7 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
     assert replay(decode_log(await store.read_log(table_id))) == loaded.state
     last = received[-1]
     assert decode_state(last.state) == loaded.state
-    assert await store.outbox(table_id) == []
+    await wait_for(lambda: _outbox_empty(store, table_id), timeout=5)
 
 
 async def test_every_event_carries_the_running_clock(client: TableClient, nats_client: Any) -> None:
@@ -78,3 +78,7 @@ async def test_every_event_carries_the_running_clock(client: TableClient, nats_c
     lobby = next(e for e in received if e.version == 1)
     assert lobby.deadline_kind == events_pb2.DEADLINE_KIND_UNSPECIFIED and lobby.deadline_ms == 0
     await sub.unsubscribe()
+
+
+async def _outbox_empty(store: TableStore, table_id: str) -> bool:
+    return await store.outbox(table_id) == []

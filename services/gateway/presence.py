@@ -1,0 +1,72 @@
+"""The gateway's presence leases: one per open view stream, renewed in batches.
+
+A stream takes a lease on its seat when it opens (``dominos:{T}:lease:<seat>``, holder
+``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
+lease this gateway holds, every third of the lease time, in pipelined batches, so the cost
+does not grow with a task per stream. If the gateway dies, its leases run out and the timer
+service marks the seats disconnected (S3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from services.common.logging import get_logger
+from services.timer.claims import TimerStore
+
+BATCH = 500
+
+log = get_logger(__name__)
+
+
+class LeaseKeeper:
+    """Takes, renews and releases this gateway's presence leases."""
+
+    def __init__(
+        self, store: TimerStore, ttl_ms: int, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.store = store
+        self.ttl_ms = ttl_ms
+        self.clock = clock
+        self._held: dict[str, tuple[str, int]] = {}
+
+    def now_ms(self) -> int:
+        """The gateway clock, ms since the epoch."""
+        return int(self.clock() * 1000)
+
+    @property
+    def held(self) -> int:
+        """Leases held by this gateway."""
+        return len(self._held)
+
+    async def take(self, table_id: str, seat: int, holder: str) -> None:
+        """Take (or take over) the seat's lease for ``holder``."""
+        self._held[holder] = (table_id, seat)
+        await self.store.renew_presence(table_id, seat, holder, self.ttl_ms, self.now_ms())
+
+    async def release(self, holder: str) -> bool:
+        """Give the lease back; True when ``holder`` still held it (no one took over)."""
+        lease = self._held.pop(holder, None)
+        if lease is None:
+            return False
+        return await self.store.release_presence(lease[0], lease[1], holder)
+
+    async def renew_all(self) -> None:
+        """Renew every held lease, in pipelined batches."""
+        leases = [(table, seat, holder) for holder, (table, seat) in list(self._held.items())]
+        now = self.now_ms()
+        for start in range(0, len(leases), BATCH):
+            await self.store.renew_many(leases[start : start + BATCH], self.ttl_ms, now)
+
+    async def run(self) -> None:
+        """Renew forever (until cancelled); a failed round is logged and retried next time."""
+        while True:
+            await asyncio.sleep(self.ttl_ms / 3000)
+            try:
+                await self.renew_all()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("gateway.lease_renew_failed", leases=len(self._held))
