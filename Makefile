@@ -8,7 +8,7 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench clean system-deps
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -53,7 +53,10 @@ bench-rules: install ## rules engine vs the `dominoes` library, one core
 bench-table: install ## table service end to end (gRPC -> Redis -> NATS event) vs the raw floor
 	$(BIN)/python -m bench.table_bench --json bench/results/table_bench.json
 
-bench: bench-rules bench-table ## every benchmark
+bench-gateway: install ## gateway: action -> all four view streams, memory per idle stream
+	$(BIN)/python -m bench.gateway_bench --json bench/results/gateway_bench.json
+
+bench: bench-rules bench-table bench-gateway ## every benchmark
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache
