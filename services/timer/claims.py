@@ -89,24 +89,23 @@ class TimerStore:
         self._release = redis.register_script(_RELEASE_LEASE)
         self._claim_lease = redis.register_script(_CLAIM_EXPIRED_LEASE)
 
-    async def due_before(self, until_ms: int, limit: int = 5000) -> list[tuple[str, int, int, int]]:
-        """Deadlines ending before ``until_ms``, earliest first:
-        ``(table_id, deadline_ms, turn_number, kind)``."""
+    async def index_page(self, until_ms: int, offset: int, count: int) -> list[tuple[str, int]]:
+        """One page of the deadline index, earliest first: ``(table_id, deadline_ms)`` of the
+        clocks ending before ``until_ms``, from position ``offset``."""
         rows = await self.redis.zrangebyscore(
-            DEADLINES_KEY, "-inf", until_ms, 0, limit, withscores=True
+            DEADLINES_KEY, "-inf", until_ms, offset, count, withscores=True
         )
-        if not rows:
+        return [(member.decode(), int(score)) for member, score in rows]
+
+    async def clocks(self, table_ids: list[str]) -> list[tuple[int, int] | None]:
+        """``(turn_number, kind)`` of each table's running clock (None: the table expired)."""
+        if not table_ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
-            for member, _ in rows:
-                pipe.hmget(table_key(member.decode()), "tn", "dk")
+            for table_id in table_ids:
+                pipe.hmget(table_key(table_id), "tn", "dk")
             fields = await pipe.execute()
-        out = []
-        for (member, score), (tn, dk) in zip(rows, fields, strict=True):
-            if tn is None:  # the table expired; its index entry is stale
-                continue
-            out.append((member.decode(), int(score), int(tn), int(dk or 0)))
-        return out
+        return [None if tn is None else (int(tn), int(dk or 0)) for tn, dk in fields]
 
     async def claim(self, due: list[tuple[str, int, int]], lease_ms: int) -> list[int]:
         """Claim due deadlines ``(table_id, deadline_ms, turn_number)`` in one atomic step.

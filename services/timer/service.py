@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -30,6 +31,10 @@ from services.timer.claims import TimerStore
 from services.timer.schedule import Deadline, Schedule
 
 TIMER_STREAM: Final = "DOMINOS_TIMERS"
+#: Rows of the deadline index read per sweep page.
+SWEEP_PAGE: Final = 2000
+#: Re-firings back off: retry, 2x, 4x, then every 8x the retry interval.
+MAX_BACKOFF: Final = 8
 _KINDS = {1: "turn", 2: "break", 3: "presence"}
 
 log = get_logger(__name__)
@@ -71,7 +76,7 @@ class TimerService:
         self.clock = clock
         self.schedule = Schedule()
         self._versions: dict[str, int] = {}
-        self._in_flight: set[tuple[str, int]] = set()
+        self._in_flight: Counter[str] = Counter()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._firing: set[asyncio.Task[None]] = set()
@@ -131,21 +136,30 @@ class TimerService:
         metrics.SCHEDULED.set(len(self.schedule))
 
     async def sweep(self) -> None:
-        """Re-learn every deadline due before the next sweep from the Redis index, and fire
-        the presence leases that ran out."""
+        """Re-learn every deadline due before the next sweep from the Redis index (page by
+        page, reading the clocks of unknown rows only), and fire the presence leases that
+        ran out."""
         now = self.now_ms()
-        rows = await self.store.due_before(now + self.sweep_ms + 250)
+        until = now + self.sweep_ms + 250
+        offset = 0
         woke = False
-        for table_id, deadline_ms, turn_number, kind in rows:
-            known = self.schedule.get(table_id)
-            if (table_id, turn_number) in self._in_flight:
-                continue
-            if known is not None and (known.deadline_ms, known.turn_number) == (
-                deadline_ms,
-                turn_number,
-            ):
-                continue
-            woke |= self.schedule.put(Deadline(table_id, deadline_ms, turn_number, kind))
+        while True:
+            page = await self.store.index_page(until, offset, SWEEP_PAGE)
+            offset += len(page)
+            unknown = [
+                (table_id, deadline_ms)
+                for table_id, deadline_ms in page
+                if not self._in_flight[table_id]
+                and getattr(self.schedule.get(table_id), "deadline_ms", None) != deadline_ms
+            ]
+            clocks = await self.store.clocks([table_id for table_id, _ in unknown])
+            for (table_id, deadline_ms), clock in zip(unknown, clocks, strict=True):
+                if clock is not None and not self._in_flight[table_id]:
+                    turn_number, kind = clock
+                    woke |= self.schedule.put(Deadline(table_id, deadline_ms, turn_number, kind))
+            if len(page) < SWEEP_PAGE:
+                break
+            await asyncio.sleep(0)  # let due timers fire between pages
         if woke:
             self._wake.set()
         for table_id, seat in await self.store.expired_presence(now):
@@ -182,7 +196,7 @@ class TimerService:
             due = self.schedule.pop_due(self.now_ms())
             if due:
                 for deadline in due:
-                    self._in_flight.add((deadline.table_id, deadline.turn_number))
+                    self._in_flight[deadline.table_id] += 1
                 task = asyncio.create_task(self._fire(due))
                 self._firing.add(task)
                 task.add_done_callback(self._firing.discard)
@@ -194,19 +208,23 @@ class TimerService:
             claims = await self.store.claim(
                 [(d.table_id, d.deadline_ms, d.turn_number) for d in due], self.retry_ms
             )
+            won = []
             for deadline, claimed in zip(due, claims, strict=True):
                 if claimed < 0:
                     metrics.MOVED_ON.inc()
-                    continue
-                if claimed == 0:
+                elif claimed == 0:
                     metrics.CLAIMED_BY_OTHER.inc()
                 else:
-                    try:
-                        await self._publish(deadline)
-                    except Exception:
-                        metrics.ERRORS.labels("nats").inc()
-                        log.exception("timer.publish_failed", table_id=deadline.table_id)
-                self._retry_later(deadline)
+                    won.append(deadline)
+            # Sent in deadline order on one connection, acknowledged together.
+            results = await asyncio.gather(*(self._publish(d) for d in won), return_exceptions=True)
+            for deadline, result in zip(won, results, strict=True):
+                if isinstance(result, BaseException):
+                    metrics.ERRORS.labels("nats").inc()
+                    log.warning("timer.publish_failed", table_id=deadline.table_id)
+            for deadline, claimed in zip(due, claims, strict=True):
+                if claimed >= 0:
+                    self._retry_later(deadline)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -216,7 +234,9 @@ class TimerService:
                 self._retry_later(deadline)
         finally:
             for deadline in due:
-                self._in_flight.discard((deadline.table_id, deadline.turn_number))
+                self._in_flight[deadline.table_id] -= 1
+                if not self._in_flight[deadline.table_id]:
+                    del self._in_flight[deadline.table_id]
 
     def _retry_later(self, deadline: Deadline) -> None:
         """Check the deadline again after the retry interval, unless a newer clock arrived."""
@@ -229,7 +249,8 @@ class TimerService:
                 deadline.seat,
                 deadline.attempt + 1,
             )
-            if self.schedule.put(again, at_ms=self.now_ms() + self.retry_ms):
+            backoff = self.retry_ms * min(2 ** (deadline.attempt - 1), MAX_BACKOFF)
+            if self.schedule.put(again, at_ms=self.now_ms() + backoff):
                 self._wake.set()
 
     async def _publish(self, deadline: Deadline) -> None:

@@ -1,0 +1,127 @@
+"""``dominos``: the reference client's command line.
+
+- ``dominos play [--gateway HOST:PORT] [--lang fr|en] [--name NAME]
+  [--create --target N | --join CODE]``: the terminal client (:mod:`services.client.tui`).
+  Without ``--create``/``--join`` it opens the start screen.
+- ``dominos demo [--gateway HOST:PORT] [--target N] [--seed S] [--lang fr|en]``: four scripted
+  clients (:mod:`services.client.bots`) play one whole game against a running cluster; every
+  round is printed as it ends (number, opener, how it ended, scoring team and points, scores),
+  then the winner. Exit status 0 when the game finished, 1 on an error.
+
+The gateway defaults to ``127.0.0.1:50051``, where ``make run`` serves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+import time
+from collections.abc import Sequence
+from typing import cast
+
+import grpc
+from dominos.v1 import game_pb2
+
+from services.client import texts
+from services.client.bots import S2_WARNING, run_demo
+from services.client.texts import Lang
+from services.client.tui import DominosApp
+
+__all__ = ["DEFAULT_GATEWAY", "main", "parser"]
+
+DEFAULT_GATEWAY = "127.0.0.1:50051"
+
+
+def _target(text: str) -> int:
+    value = int(text)
+    if value < 50 or value > 500 or value % 50:
+        raise argparse.ArgumentTypeError("the target is 50..500 in steps of 50 (R16)")
+    return value
+
+
+def _default_name() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    return (name or "Joueur")[:24]
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``dominos``."""
+    gateway = DEFAULT_GATEWAY
+    root = argparse.ArgumentParser(prog="dominos", description="Dominos reference client.")
+    commands = root.add_subparsers(dest="command", required=True)
+
+    play = commands.add_parser("play", help="play in the terminal")
+    play.add_argument("--gateway", default=gateway, help=f"HOST:PORT (default {gateway})")
+    play.add_argument("--lang", choices=texts.LANGS, default="fr", help="fr (default) or en")
+    play.add_argument("--name", default=_default_name(), help="your display name")
+    mode = play.add_mutually_exclusive_group()
+    mode.add_argument("--create", action="store_true", help="create a table at once")
+    mode.add_argument("--join", metavar="CODE", help="join the table with this invitation code")
+    play.add_argument(
+        "--target", type=_target, default=100, help="with --create: 50..500, step 50 (R16)"
+    )
+
+    demo = commands.add_parser("demo", help="four scripted clients play one game (dev tool)")
+    demo.add_argument("--gateway", default=gateway, help=f"HOST:PORT (default {gateway})")
+    demo.add_argument("--target", type=_target, default=100, help="50..500, step 50 (R16)")
+    demo.add_argument("--seed", type=int, default=None, help="make the bots' choices repeatable")
+    demo.add_argument("--lang", choices=texts.LANGS, default="en", help="en (default) or fr")
+    demo.add_argument("--timeout", type=float, default=600.0, help="give up after SECONDS")
+    return root
+
+
+def _play(args: argparse.Namespace) -> int:
+    app = DominosApp(
+        args.gateway,
+        lang=cast(Lang, args.lang),
+        player_name=args.name,
+        create_target=args.target if args.create else None,
+        join_code=args.join,
+    )
+    app.run()
+    return 0
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    lang = cast(Lang, args.lang)
+    print(S2_WARNING, file=sys.stderr, flush=True)
+    print(f"Demo game at {args.gateway}, target {args.target}.", flush=True)
+    started = time.monotonic()
+
+    def on_round(view: game_pb2.TableView) -> None:
+        print(texts.round_line(view, lang), flush=True)
+
+    result = await run_demo(
+        args.gateway, args.target, seed=args.seed, on_round=on_round, time_limit=args.timeout
+    )
+    print(texts.winner_text(result.final, lang), flush=True)
+    elapsed = time.monotonic() - started
+    print(f"{len(result.rounds)} rounds in {elapsed:.1f} s.", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dominos`` with ``argv`` (default: the process arguments); returns the exit code."""
+    args = parser().parse_args(argv)
+    if args.command == "play":
+        return _play(args)
+    try:
+        return asyncio.run(_demo(args))
+    except grpc.aio.AioRpcError as error:
+        print(
+            f"demo failed: {error.code().name}: {error.details()} (is the cluster running at "
+            f"{args.gateway}? `make run`)",
+            file=sys.stderr,
+        )
+    except TimeoutError:
+        print(f"demo failed: the game was not over after {args.timeout} s", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,406 @@
+"""The terminal client (services/client/tui.py) driven by textual's Pilot.
+
+The first tests run the real app against a real cluster of separate processes (Redis, NATS,
+table, timer, gateway), its three other seats played by scripted clients that act at once:
+the lobby's Start rule (R3), the countdown (R11), the Pass button disabled while a play is
+possible and enabled otherwise (R9), passes in words (R10), the end-of-round summary (D1),
+and a gateway restart survived (S4). Turns are long (30 s) so nothing is auto-played while
+the test looks. The last tests show crafted views (a blocked tie is too rare to wait for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import pytest
+from dominos.v1 import game_pb2
+from textual.css.query import NoMatches
+from textual.pilot import Pilot
+from textual.widgets import Button, Select, Static
+
+from services.client import texts
+from services.client.bots import ScriptedSeat
+from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
+from tests.support.servers import NatsServer, RedisServer
+from tests.support.services import ServiceProcess
+from tests.support.waiting import wait_for
+
+TURN_S = 30.0
+AWAY_S = 10.0
+BREAK_S = 2.0
+SIZE = (110, 40)
+
+
+@dataclass
+class Cluster:
+    """A cluster of real processes; the gateway can be restarted on its port."""
+
+    redis: RedisServer
+    nats: NatsServer
+    table: ServiceProcess
+    timer: ServiceProcess
+    gateway: ServiceProcess
+
+    @property
+    def address(self) -> str:
+        return self.gateway.address
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    redis = RedisServer()
+    nats = NatsServer()
+    redis.start()
+    nats.start()
+    env = {
+        "DOMINOS_REDIS_URL": redis.url,
+        "DOMINOS_NATS_URL": nats.url,
+        "DOMINOS_TURN_SECONDS": str(TURN_S),
+        "DOMINOS_AWAY_TURN_SECONDS": str(AWAY_S),
+        "DOMINOS_ROUND_BREAK_SECONDS": str(BREAK_S),
+        "DOMINOS_TIMER_RETRY_SECONDS": "0.5",
+        "DOMINOS_TIMER_SWEEP_SECONDS": "0.25",
+        "DOMINOS_LOG_LEVEL": "warning",
+    }
+    table = ServiceProcess("services.table", env).start()
+    timer = ServiceProcess("services.timer", env).start()
+    gateway = ServiceProcess(
+        "services.gateway", {**env, "DOMINOS_TABLE_SERVICE_ADDR": table.address}
+    ).start()
+    try:
+        yield Cluster(redis, nats, table, timer, gateway)
+    finally:
+        for process in (gateway, timer, table):
+            process.stop()
+        nats.cleanup()
+        redis.cleanup()
+
+
+@dataclass
+class Bots:
+    """Three scripted seats that play at once on their turns, and their watch tasks."""
+
+    seats: list[ScriptedSeat]
+    tasks: list[asyncio.Task[game_pb2.TableView | None]]
+
+    @property
+    def all_watching_again(self) -> bool:
+        return all(s._stream is not None and s._stream.streams_opened >= 2 for s in self.seats)
+
+    async def join(self, code: str) -> None:
+        """Join with the invitation code, then watch and play."""
+        for bot in self.seats:
+            assert bot.client is not None
+            bot.credentials, _ = await bot.client.join_table(code, bot.name)
+            self.tasks.append(asyncio.create_task(bot.run()))
+        await wait_for(lambda: all(b.views for b in self.seats), timeout=10, message="bots")
+
+
+@pytest.fixture
+async def bots(cluster: Cluster) -> AsyncIterator[Bots]:
+    seats = [ScriptedSeat(f"Bot{i}", cluster.address, seed=i) for i in range(1, 4)]
+    for seat in seats:
+        seat.connect()
+    bots = Bots(seats, [])
+    try:
+        yield bots
+    finally:
+        for task in bots.tasks:
+            task.cancel()
+        for seat in seats:
+            await seat.close()
+
+
+def text_of(app: DominosApp, widget_id: str) -> str:
+    playing = app.view is not None and app.view.phase != game_pb2.PHASE_WAITING
+    screen: GameScreen | LobbyScreen = app.game_screen if playing else app.lobby_screen
+    return widget_text(screen.query_one(f"#{widget_id}", Static))
+
+
+def pass_button(app: DominosApp) -> Button:
+    return app.game_screen.query_one("#pass", Button)
+
+
+def current(app: DominosApp) -> game_pb2.TableView:
+    assert app.view is not None
+    return app.view
+
+
+def my_turn(app: DominosApp) -> bool:
+    view = app.view
+    return (
+        view is not None
+        and view.phase == game_pb2.PHASE_PLAYING
+        and view.HasField("turn_seat")
+        and view.turn_seat == view.your_seat
+    )
+
+
+async def create_and_start(pilot: Pilot[None], app: DominosApp, bots: Bots) -> None:
+    """Through the start screen and the lobby, as a person would."""
+    await pilot.pause()
+    app.screen.query_one("#target", Select).value = 500
+    await pilot.click("#create")
+    await wait_for(lambda: isinstance(app.screen, LobbyScreen) and app.code, timeout=10)
+    await pilot.pause()
+    lobby = text_of(app, "lobby")
+    if app.lang == "fr":
+        assert f"Code d'invitation : {app.code}" in lobby
+        assert "Objectif : 500 points" in lobby
+    else:
+        assert f"Invitation code: {app.code}" in lobby
+        assert "Target: 500 points" in lobby
+    start = app.lobby_screen.query_one("#start", Button)
+    assert start.disabled  # R3: one seated
+    await bots.join(app.code)
+    await wait_for(lambda: sum(s.occupied for s in current(app).seats) == 4, timeout=10)
+    await pilot.pause()
+    assert not start.disabled
+    assert ("Bot3 (équipe B)" if app.lang == "fr" else "Bot3 (team B)") in text_of(app, "lobby")
+    await pilot.press("s")
+    await shows_game(pilot, app)
+
+
+async def shows_game(pilot: Pilot[None], app: DominosApp) -> None:
+    """Until the game screen is up and drawn."""
+    await wait_for(
+        lambda: isinstance(app.screen, GameScreen) and text_of(app, "header"),
+        timeout=10,
+        ignore=(NoMatches,),
+        message="game screen",
+    )
+    await pilot.pause()
+
+
+async def moved_on(app: DominosApp, view: game_pb2.TableView) -> None:
+    """Until the app shows a newer version than ``view``."""
+    await wait_for(lambda: current(app).version > view.version, timeout=10, message="moved on")
+
+
+async def play_first_legal(pilot: Pilot[None], app: DominosApp) -> None:
+    """On our turn with a play possible: select the first playable tile by its number key and
+    lay it with L or R; returns once the view moved on."""
+    view = current(app)
+    item = next(i for i in texts.hand_items(view) if i.playable)
+    await pilot.press(str(item.index + 1))
+    key = "l" if game_pb2.END_LEFT in item.ends else "r"
+    await pilot.press(key)
+    await moved_on(app, view)
+
+
+async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summary(
+    cluster: Cluster, bots: Bots
+) -> None:
+    app = DominosApp(cluster.address, lang="fr", player_name="Alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await create_and_start(pilot, app, bots)
+        assert "Objectif 500" in text_of(app, "header")
+        assert "Équipe A (Alice et Bot2) 0" in text_of(app, "header")
+
+        await wait_for(lambda: my_turn(app), timeout=15, message="first turn")
+        await pilot.pause()
+        # R11: the countdown shows and counts down.
+        turn = text_of(app, "turn")
+        match = re.fullmatch(r"À vous de jouer — (\d+) s", turn)
+        assert match, turn
+        first = int(match.group(1))
+        assert 0 < first <= TURN_S
+
+        def counted_down() -> bool:
+            shown = re.search(r"(\d+) s$", text_of(app, "turn"))
+            return shown is not None and int(shown.group(1)) < first
+
+        await wait_for(counted_down, timeout=3, interval=0.1, message="countdown")
+
+        # Play until the app's seat cannot play; Pass stays disabled while it can (R9).
+        summaries: list[str] = []
+        plays = 0
+        passed = False
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 150
+        while not passed:
+            assert loop.time() < deadline, "no pass situation found in time"
+            await wait_for(
+                lambda: my_turn(app) or current(app).phase == game_pb2.PHASE_ROUND_OVER,
+                timeout=20,
+                message="our turn",
+            )
+            await pilot.pause()
+            view = current(app)
+            if view.phase == game_pb2.PHASE_ROUND_OVER:
+                summaries.append(text_of(app, "summary"))
+                await wait_for(lambda: my_turn(app), timeout=20, message="next round")
+                continue
+            if view.can_pass:
+                assert not view.legal_moves
+                assert not pass_button(app).disabled
+                # A play key does nothing useful; P passes.
+                await pilot.press("p")
+                await moved_on(app, view)
+                await pilot.pause()
+                passed = True
+            else:
+                assert view.legal_moves
+                assert pass_button(app).disabled
+                await pilot.press("p")  # refused by the client itself
+                await pilot.pause()
+                assert "on ne passe que si rien ne va" in text_of(app, "message")
+                assert current(app).version == view.version
+                await play_first_legal(pilot, app)
+                plays += 1
+
+        # R10: our pass is shown in words next to our name, numbers highest first.
+        mine = current(app).seats[0]
+        assert mine.passed_on
+        words = texts.passes_in_words(list(mine.passed_on), "fr")
+        assert words.startswith("A passé sur ")
+        seats_text = text_of(app, "seats")
+        assert words in seats_text.splitlines()[0], seats_text
+        print(f"\n--- after {plays} plays, the pass ---\n{screen_text(app)}")
+
+        # D1: play the round to its end; the summary says how it ended, in words.
+        round_number = current(app).round_number
+        while current(app).phase == game_pb2.PHASE_PLAYING:
+            await wait_for(
+                lambda: my_turn(app) or current(app).phase != game_pb2.PHASE_PLAYING,
+                timeout=20,
+            )
+            await pilot.pause()
+            view = current(app)
+            if not my_turn(app):
+                break
+            if view.can_pass:
+                await pilot.press("p")
+                await moved_on(app, view)
+            else:
+                await play_first_legal(pilot, app)
+        await wait_for(lambda: current(app).phase != game_pb2.PHASE_PLAYING, timeout=20)
+        await pilot.pause()
+        view = current(app)
+        summary = text_of(app, "summary")
+        assert summary.startswith(f"Manche {view.last_round.round_number} : "), summary
+        assert view.last_round.round_number >= round_number - 1
+        assert ("domino !" in summary) or ("bloquée" in summary)
+        assert f"Score : A {view.score_team_a} · B {view.score_team_b}" in summary
+        if view.last_round.tie_rule_applied:
+            assert "la manche revient à l'équipe qui a posé le dernier domino" in summary
+        else:
+            assert "égalité parfaite" not in summary
+        assert text_of(app, "turn").startswith("Manche suivante dans ")
+        for earlier in summaries:
+            assert earlier.startswith("Manche ")
+
+
+async def test_the_client_survives_a_gateway_restart(cluster: Cluster, bots: Bots) -> None:
+    app = DominosApp(cluster.address, lang="en", player_name="Alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await create_and_start(pilot, app, bots)
+        await wait_for(lambda: my_turn(app), timeout=15, message="first turn")
+        assert app.stream is not None and app.stream.streams_opened == 1
+        before = current(app).version
+
+        await asyncio.to_thread(cluster.gateway.stop)
+        await wait_for(lambda: app.status.startswith("Connection lost"), timeout=10, message="lost")
+        await asyncio.to_thread(cluster.gateway.start)
+        await wait_for(
+            lambda: (
+                app.stream is not None
+                and app.stream.streams_opened >= 2
+                and app.status.startswith("Connected")
+            ),
+            timeout=20,
+            message="reconnected",
+        )
+        assert any(s.startswith("Connection lost, retrying in") for s in app.status_log)
+        # Resumed from the new stream's first view: the same round, nothing lost.
+        view = current(app)
+        assert view.version >= before
+        assert view.phase == game_pb2.PHASE_PLAYING
+        await wait_for(lambda: bots.all_watching_again, timeout=15, message="bots back")
+
+        # And the game goes on: our move, then the bots' (they reconnected too).
+        await wait_for(lambda: my_turn(app), timeout=15)
+        await pilot.pause()
+        view = current(app)
+        if view.can_pass:
+            await pilot.press("p")
+        else:
+            await play_first_legal(pilot, app)
+        await wait_for(lambda: current(app).version >= view.version + 2, timeout=15)
+        assert re.search(r"(Your turn|'s turn|Next round in) ", text_of(app, "turn"))
+
+
+def crafted(phase: int, **fields: object) -> game_pb2.TableView:
+    view = game_pb2.TableView(
+        table_id="t",
+        version=3,
+        phase=phase,  # type: ignore[arg-type]
+        target=100,
+        your_seat=0,
+        round_number=4,
+        opener_seat=3,
+        server_time_ms=1_000_000,
+        turn_deadline_ms=1_012_000,
+    )
+    for seat, name in enumerate(("Ann", "Bob", "Cid", "Dee")):
+        view.seats.add(
+            seat=seat, occupied=True, name=name, host=seat == 0, tile_count=3, connected=True
+        )
+    for name, value in fields.items():
+        setattr(view, name, value)
+    return view
+
+
+async def test_a_blocked_tie_summary_states_the_tie_rule() -> None:
+    app = DominosApp(lang="fr", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = crafted(game_pb2.PHASE_ROUND_OVER, score_team_a=60, score_team_b=75)
+        view.last_round.CopyFrom(
+            game_pb2.RoundSummary(
+                round_number=4,
+                outcome=game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
+                scoring_team=game_pb2.TEAM_B,
+                points=17,
+                team_a_pips=17,
+                team_b_pips=17,
+                last_tile_team=game_pb2.TEAM_B,
+                tie_rule_applied=True,
+                opener_seat=3,
+            )
+        )
+        app.apply_view(view)
+        await shows_game(pilot, app)
+        summary = text_of(app, "summary")
+        assert "égalité parfaite : la manche revient à l'équipe qui a posé le dernier domino" in (
+            summary
+        )
+        assert "l'équipe B, qui marque le total de l'autre équipe : 17 points" in summary
+        assert text_of(app, "turn") == "Manche suivante dans 12 s."
+        assert pass_button(app).disabled
+
+
+async def test_pass_is_enabled_only_when_nothing_fits_with_passes_in_english() -> None:
+    app = DominosApp(lang="en", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        stuck = crafted(game_pb2.PHASE_PLAYING, turn_seat=0, left_end=5, right_end=2)
+        stuck.chain.add(left=5, right=2, seat=3)
+        stuck.hand.add(low=0, high=1)
+        stuck.can_pass = True
+        stuck.seats[1].passed_on.extend([2, 5])
+        app.apply_view(stuck)
+        await shows_game(pilot, app)
+        assert not pass_button(app).disabled
+        assert "Bob (team B) · 3 tiles · Passed on five and two" in text_of(app, "seats")
+        assert text_of(app, "turn") == "Your turn — 12 s"
+        assert "1:[0|1] " in text_of(app, "hand")
+
+        playable = crafted(game_pb2.PHASE_PLAYING, version=4, turn_seat=0, left_end=5, right_end=2)
+        playable.hand.add(low=2, high=4)
+        playable.legal_moves.add(tile=game_pb2.Tile(low=2, high=4), end=game_pb2.END_RIGHT)
+        app.apply_view(playable)
+        await pilot.pause()
+        assert pass_button(app).disabled
+        assert ">1:[2|4]*" in text_of(app, "hand")

@@ -1,0 +1,138 @@
+"""Shared fixtures and helpers of the deployment tests (``deploy/``, ``Dockerfile``).
+
+- ``exported_metrics`` (session): every metric name the services export, read from
+  ``prometheus_client.REGISTRY`` after importing the services' metric modules.
+- ``rendered_overlays`` (session): ``{"dev": [...], "prod": [...]}``, the manifests of each
+  kustomize overlay, rendered by ``kubectl kustomize`` (kustomize built into kubectl).
+- :func:`require_tool`: the path of a command-line tool, or a skip with a clear message.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+OVERLAYS = ("dev", "prod")
+ALERTS = DEPLOY / "prometheus" / "alerts.yml"
+ALERTS_TEST = DEPLOY / "prometheus" / "alerts_test.yml"
+DASHBOARD = DEPLOY / "grafana" / "dominos.json"
+DEPLOY_README = DEPLOY / "README.md"
+
+#: Every module that defines metrics (importing one registers its collectors).
+METRIC_MODULES = (
+    "services.common.metrics",
+    "services.common.grpc_metrics",
+    "services.common.connections",
+    "services.table.metrics",
+    "services.timer.metrics",
+    "services.gateway.metrics",
+)
+
+#: Series Prometheus itself adds for every scrape target.
+SCRAPE_SERIES = frozenset({"up", "scrape_duration_seconds", "scrape_samples_scraped"})
+
+_SUFFIXES = {
+    "counter": ("_total", "_created"),
+    "histogram": ("_bucket", "_sum", "_count", "_created"),
+    "summary": ("", "_sum", "_count", "_created"),
+    "gaugehistogram": ("_bucket", "_gsum", "_gcount"),
+    "info": ("_info",),
+}
+
+
+def registry_families() -> dict[str, str]:
+    """Name (as the registry knows it: counters without ``_total``) to type of every metric
+    family of the services' modules and of the default collectors."""
+    for module in METRIC_MODULES:
+        importlib.import_module(module)
+    return {family.name: family.type for family in REGISTRY.collect()}
+
+
+def exported_metric_names() -> set[str]:
+    """Every series name the services can expose, ``up`` and friends included."""
+    registry_families()
+    names: set[str] = set(SCRAPE_SERIES)
+    for family in REGISTRY.collect():
+        names.update(family.name + suffix for suffix in _SUFFIXES.get(family.type, ("",)))
+        names.update(sample.name for sample in family.samples)
+    return names
+
+
+@pytest.fixture(scope="session")
+def exported_metrics() -> set[str]:
+    """See :func:`exported_metric_names`."""
+    return exported_metric_names()
+
+
+def require_tool(name: str, why: str) -> str:
+    """The path of ``name`` on PATH, or skip the test saying what is missing and why."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"`{name}` is not installed: {why}")
+    return path
+
+
+def run(args: list[str], *, cwd: Path | None = None, timeout: float = 120) -> str:
+    """Run a command; return its stdout, or fail the test with its output."""
+    proc = subprocess.run(
+        args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"{' '.join(args)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return proc.stdout
+
+
+def kubectl_kustomize(path: Path) -> list[dict[str, Any]]:
+    """The manifests of the kustomization at ``path`` (``kubectl kustomize``)."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.fail(
+            "`kubectl` is not on PATH: the overlays are rendered with `kubectl kustomize` "
+            "(kustomize built into kubectl; this machine image ships it as the apt package "
+            "`kubectl`)."
+        )
+    out = run([kubectl, "kustomize", str(path)])
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+@pytest.fixture(scope="session")
+def rendered_overlays() -> dict[str, list[dict[str, Any]]]:
+    """Every overlay rendered by ``kubectl kustomize``."""
+    return {overlay: kubectl_kustomize(K8S / "overlays" / overlay) for overlay in OVERLAYS}
+
+
+def load_alert_rules() -> list[dict[str, Any]]:
+    """The alerting rules of ``deploy/prometheus/alerts.yml``, in file order."""
+    doc = yaml.safe_load(ALERTS.read_text())
+    return [rule for group in doc["groups"] for rule in group["rules"] if "alert" in rule]
+
+
+_GRAFANA_VARIABLES = {
+    "$__rate_interval": "5m",
+    "$__interval": "1m",
+    "$__range": "1h",
+    "$namespace": "dominos",
+}
+
+
+def substitute_grafana_variables(expr: str) -> str:
+    """``expr`` with the dashboard's variables replaced by plausible values (for promtool)."""
+    for variable, value in sorted(_GRAFANA_VARIABLES.items(), key=lambda kv: -len(kv[0])):
+        expr = expr.replace(variable, value)
+    if re.search(r"\$\w+|\$\{", expr):
+        raise AssertionError(f"unknown Grafana variable in {expr!r}")
+    return expr

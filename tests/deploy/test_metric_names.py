@@ -1,0 +1,109 @@
+"""Every metric a dashboard panel or an alert queries is one the services export.
+
+The exported names come from ``prometheus_client.REGISTRY`` after importing the services'
+metric modules (counters with ``_total``/``_created``, histograms with ``_bucket``/``_sum``/
+``_count``, the default ``process_*``/``python_*`` collectors, and Prometheus' own ``up``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from .conftest import DASHBOARD, METRIC_MODULES, ROOT, load_alert_rules, registry_families
+from .promql import metric_names
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    """``(where, expression)`` of every query of the dashboard, variables included."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = []
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            queries.append((f"panel {panel['title']!r}", target["expr"]))
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            query = variable["query"]
+            text = query["query"] if isinstance(query, dict) else query
+            queries.append((f"variable {variable['name']!r}", text))
+    return queries
+
+
+def test_the_extractor_finds_metric_names_and_nothing_else() -> None:
+    expr = (
+        'sum by (job, le) (rate(dominos_a_bucket{grpc_method!="WatchTable",le=~"0.5"}[5m]))'
+        " / ignoring (grpc_code) group_left sum(dominos_b_total offset 5m) > 0.05"
+        ' and on () (sum(increase(dominos_c_total[10m])) or vector(0)) == 0 or up{job="x"}'
+        " unless histogram_quantile(0.99, dominos_d_bucket) > bool 1e3"
+    )
+    assert metric_names(expr) == {
+        "dominos_a_bucket",
+        "dominos_b_total",
+        "dominos_c_total",
+        "dominos_d_bucket",
+        "up",
+    }
+    assert metric_names("label_values(dominos_build_info, namespace)") == {"dominos_build_info"}
+
+
+def test_the_registry_holds_every_metric_named_in_the_services_source(
+    exported_metrics: set[str],
+) -> None:
+    """A metric module missing from METRIC_MODULES would make the other checks too lax."""
+    in_source = set()
+    for path in (ROOT / "services").rglob("*.py"):
+        in_source.update(re.findall(r'"(dominos_[a-z0-9_]+)"', path.read_text()))
+    assert in_source, "no metric found in services/"
+    known = exported_metrics | set(registry_families())
+    missing = sorted(name for name in in_source if name not in known)
+    assert not missing, f"defined in services/ but not imported by {METRIC_MODULES}: {missing}"
+
+
+def test_default_collectors_are_part_of_the_exported_names(exported_metrics: set[str]) -> None:
+    assert "process_cpu_seconds_total" in exported_metrics
+    assert "python_info" in exported_metrics
+    assert "dominos_grpc_server_handling_seconds_bucket" in exported_metrics
+    assert "dominos_table_cas_conflicts_total" in exported_metrics
+
+
+@pytest.mark.parametrize(
+    ("alert", "expr"), [(rule["alert"], rule["expr"]) for rule in load_alert_rules()]
+)
+def test_alert_expressions_query_exported_metrics(
+    alert: str, expr: str, exported_metrics: set[str]
+) -> None:
+    used = metric_names(expr)
+    assert used, f"{alert}: no metric found in {expr!r}"
+    unknown = sorted(used - exported_metrics)
+    assert not unknown, f"{alert} queries metrics no service exports: {unknown}"
+
+
+def test_dashboard_queries_use_exported_metrics(exported_metrics: set[str]) -> None:
+    queries = dashboard_queries()
+    assert len(queries) > 20
+    problems = []
+    for where, expr in queries:
+        used = metric_names(expr)
+        if not used:
+            problems.append(f"{where}: no metric in {expr!r}")
+        unknown = sorted(used - exported_metrics)
+        if unknown:
+            problems.append(f"{where}: unknown metrics {unknown}")
+    assert not problems, "\n".join(problems)
+
+
+def test_dashboard_shows_every_dominos_metric(exported_metrics: set[str]) -> None:
+    """A new domain metric needs a panel (or this test says which one lacks it)."""
+    used = set()
+    for _, expr in dashboard_queries():
+        used |= metric_names(expr)
+    families = {
+        re.sub(r"_(total|created|bucket|sum|count)$", "", name)
+        for name in exported_metrics
+        if name.startswith("dominos_")
+    }
+    shown = {re.sub(r"_(total|created|bucket|sum|count)$", "", name) for name in used}
+    missing = sorted(families - shown)
+    assert not missing, f"metrics without a dashboard panel: {missing}"
