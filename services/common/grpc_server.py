@@ -21,7 +21,8 @@ programmatically (:meth:`ServiceRuntime.request_shutdown` / :meth:`ServiceRuntim
 always runs the same steps, once:
 
 1. every health status (overall and per service) becomes ``NOT_SERVING``, so Watch-ing load
-   balancers and probes stop sending traffic;
+   balancers and probes stop sending traffic; the server keeps serving for ``drain_seconds``
+   so they can see it;
 2. ``await server.stop(grace)``: new calls are refused at once, in-flight calls get ``grace``
    seconds to finish and are cancelled after that;
 3. the shutdown hooks run in registration order (e.g. drain NATS, then close Redis), each
@@ -121,6 +122,7 @@ class ServiceRuntime:
         host: str = "0.0.0.0",
         port: int = 0,
         grace_seconds: float = 10.0,
+        drain_seconds: float = 0.0,
         hook_timeout_seconds: float = 10.0,
         options: Sequence[tuple[str, Any]] = SERVER_OPTIONS,
         interceptors: Sequence[Any] = (),
@@ -141,6 +143,7 @@ class ServiceRuntime:
         self._host = host
         self._requested_port = port
         self._grace = grace_seconds
+        self._drain = drain_seconds
         self._hook_timeout = hook_timeout_seconds
         self._options = tuple(options)
         self._interceptors = tuple(interceptors)
@@ -170,6 +173,7 @@ class ServiceRuntime:
             host=settings.grpc_host,
             port=settings.grpc_port,
             grace_seconds=settings.shutdown_grace_seconds,
+            drain_seconds=settings.shutdown_drain_seconds,
             interceptors=(MetricsInterceptor(), *interceptors),
         )
 
@@ -301,7 +305,11 @@ class ServiceRuntime:
     async def _shutdown_sequence(self) -> None:
         started = time.monotonic()
         await self._health.enter_graceful_shutdown()
-        self._log.info("grpc.health_not_serving")
+        self._log.info("grpc.health_not_serving", drain_seconds=self._drain)
+        if self._drain > 0:
+            # Still serving while NOT_SERVING: probes and load balancers see it and move
+            # traffic away before new calls are refused.
+            await asyncio.sleep(self._drain)
         if self._server is not None:
             await self._server.stop(self._grace)
             self._log.info(

@@ -36,6 +36,7 @@ the two identical):
 | `DOMINOS_LOBBY_TTL_SECONDS` | `3600` | > 0 and <= 2592000 | Lifetime of a table that has not started. |
 | `DOMINOS_FINISHED_TTL_SECONDS` | `86400` | > 0 and <= 2592000 | How long a finished table is kept. |
 | `DOMINOS_SHUTDOWN_GRACE_SECONDS` | `10` | >= 0 and <= 3600 | On SIGTERM, time in-flight calls get before they are cancelled. |
+| `DOMINOS_SHUTDOWN_DRAIN_SECONDS` | `2` | >= 0 and <= 3600 | On SIGTERM, time the server keeps serving with health NOT_SERVING before refusing new calls. |
 | `DOMINOS_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error`, `critical` | Lowest level written to the log. |
 | `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
@@ -262,6 +263,13 @@ class Settings:
         maximum=_HOUR,
         allow_zero=True,
     )
+    shutdown_drain_seconds: float = _duration(
+        "DOMINOS_SHUTDOWN_DRAIN_SECONDS",
+        2,
+        "On SIGTERM, time the server keeps serving with health NOT_SERVING before refusing new calls.",
+        maximum=_HOUR,
+        allow_zero=True,
+    )
     log_level: str = _var(
         "DOMINOS_LOG_LEVEL",
         "info",
@@ -410,6 +418,11 @@ class Settings:
     def timer_retry_ms(self) -> int:
         """``timer_retry_seconds`` in whole milliseconds."""
         return _to_ms(self.timer_retry_seconds)
+
+    @property
+    def shutdown_drain_ms(self) -> int:
+        """``shutdown_drain_seconds`` in milliseconds."""
+        return _to_ms(self.shutdown_drain_seconds)
 
     @property
     def presence_lease_ms(self) -> int:

@@ -37,6 +37,9 @@ log = get_logger(__name__)
 _Reply = TypeVar("_Reply")
 
 CALL_TIMEOUT_S: Final = 5.0
+#: Upstream failures a command may be retried after (it carries a request id: it acts once).
+#: CANCELLED here means the table service went away mid-call (a restart), not our client.
+_RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 RETRIES: Final = 3
 _DONE = (Phase.FINISHED, Phase.CLOSED)
 
@@ -48,6 +51,14 @@ def client_address(peer: str) -> str:
     if peer.startswith("ipv4:"):
         return peer.rsplit(":", 1)[0]
     return peer
+
+
+def _ended(context: Any) -> bool:
+    """Whether the client's own call is over (then there is no one to retry for)."""
+    try:
+        return bool(context.cancelled() or context.done())
+    except Exception:
+        return False
 
 
 def bearer_token(context: Any) -> str:
@@ -97,13 +108,14 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     # -- forwarding ------------------------------------------------------------------------
 
     async def _forward(self, method: Any, request: Any, context: Any) -> Any:
-        """Call the table service; retry UNAVAILABLE; relay any other error to the client."""
+        """Call the table service; retry UNAVAILABLE and an upstream CANCELLED with backoff;
+        relay any other error to the client."""
         delay = 0.05
         for attempt in range(RETRIES + 1):
             try:
                 return await method(request, timeout=CALL_TIMEOUT_S)
             except grpc.aio.AioRpcError as error:
-                if error.code() == grpc.StatusCode.UNAVAILABLE and attempt < RETRIES:
+                if error.code() in _RETRYABLE and attempt < RETRIES and not _ended(context):
                     await asyncio.sleep(delay)
                     delay *= 2
                     continue

@@ -261,7 +261,7 @@ def test_tmp_is_a_writable_empty_dir(manifests: list[Manifest], service: str) ->
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_termination_grace_outlasts_the_drain(manifests: list[Manifest], service: str) -> None:
-    """preStop + DOMINOS_SHUTDOWN_GRACE_SECONDS + one shutdown-hook timeout < termination grace."""
+    """preStop + drain + grace + one shutdown-hook timeout < termination grace."""
     pod = one(manifests, "Deployment", f"dominos-{service}")["spec"]["template"]["spec"]
     container = container_of(manifests, service)
     pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
@@ -270,8 +270,12 @@ def test_termination_grace_outlasts_the_drain(manifests: list[Manifest], service
         env.get("DOMINOS_SHUTDOWN_GRACE_SECONDS")
         or settings_data(manifests)["DOMINOS_SHUTDOWN_GRACE_SECONDS"]
     )
+    drain = float(
+        env.get("DOMINOS_SHUTDOWN_DRAIN_SECONDS")
+        or settings_data(manifests)["DOMINOS_SHUTDOWN_DRAIN_SECONDS"]
+    )
     hook_timeout = inspect.signature(ServiceRuntime).parameters["hook_timeout_seconds"].default
-    assert pod["terminationGracePeriodSeconds"] > pre_stop + grace + hook_timeout
+    assert pod["terminationGracePeriodSeconds"] > pre_stop + drain + grace + hook_timeout
 
 
 @pytest.mark.parametrize("service", SERVICES)

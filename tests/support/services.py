@@ -41,6 +41,7 @@ class ServiceProcess:
             "DOMINOS_GRPC_PORT": str(self.port),
             "DOMINOS_METRICS_PORT": str(self.metrics_port),
             "DOMINOS_SHUTDOWN_GRACE_SECONDS": "1",
+            "DOMINOS_SHUTDOWN_DRAIN_SECONDS": "0.3",
             **env,
         }
         self.log_path = Path(

@@ -22,6 +22,7 @@ def table_settings(redis_url: str, nats_url: str, **overrides: Any) -> Settings:
         redis_url=redis_url,
         nats_url=nats_url,
         shutdown_grace_seconds=1,
+        shutdown_drain_seconds=0,
     )
     return base.replace(**overrides) if overrides else base
 

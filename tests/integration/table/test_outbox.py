@@ -30,6 +30,7 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
         gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
     )
     table_id = created.table_id
+    await wait_for(lambda: _outbox_empty(store, table_id), timeout=5)  # version 1 went out
     # A replica that dies right after its commit: the join is committed, never published.
     crashed = TableApp(store, None, policy_from(settings))
     joined = await crashed.join_table(
