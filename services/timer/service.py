@@ -35,6 +35,8 @@ TIMER_STREAM: Final = "DOMINOS_TIMERS"
 SWEEP_PAGE: Final = 2000
 #: Re-firings back off: retry, 2x, 4x, then every 8x the retry interval.
 MAX_BACKOFF: Final = 8
+#: Margin after another replica's claim lease before trying to claim it again (ms).
+LEASE_SLACK_MS: Final = 20
 _KINDS = {1: "turn", 2: "break", 3: "presence"}
 
 log = get_logger(__name__)
@@ -224,34 +226,46 @@ class TimerService:
                     log.warning("timer.publish_failed", table_id=deadline.table_id)
             for deadline, claimed in zip(due, claims, strict=True):
                 if claimed >= 0:
-                    self._retry_later(deadline)
+                    self._retry_later(deadline, fired=claimed == 1)
         except asyncio.CancelledError:
             raise
         except Exception:
             metrics.ERRORS.labels("redis").inc()
             log.exception("timer.claim_failed", tables=len(due))
             for deadline in due:
-                self._retry_later(deadline)
+                self._retry_later(deadline, fired=False)
         finally:
             for deadline in due:
                 self._in_flight[deadline.table_id] -= 1
                 if not self._in_flight[deadline.table_id]:
                     del self._in_flight[deadline.table_id]
 
-    def _retry_later(self, deadline: Deadline) -> None:
-        """Check the deadline again after the retry interval, unless a newer clock arrived."""
-        if self.schedule.get(deadline.table_id) is None:
-            again = Deadline(
-                deadline.table_id,
-                deadline.deadline_ms,
-                deadline.turn_number,
-                deadline.kind,
-                deadline.seat,
-                deadline.attempt + 1,
-            )
-            backoff = self.retry_ms * min(2 ** (deadline.attempt - 1), MAX_BACKOFF)
-            if self.schedule.put(again, at_ms=self.now_ms() + backoff):
-                self._wake.set()
+    def _retry_later(self, deadline: Deadline, *, fired: bool) -> None:
+        """Check the deadline again later, unless a newer clock arrived meanwhile.
+
+        After this replica fired it: again after the retry interval, backing off (1x, 2x,
+        4x, then 8x) while the table does not move on. After another replica's claim: once
+        that claim's lease has run out (the retry interval), so a dead claimer costs one
+        retry interval, never more.
+        """
+        if self.schedule.get(deadline.table_id) is not None:
+            return
+        if fired:
+            delay = self.retry_ms * min(2 ** (deadline.attempt - 1), MAX_BACKOFF)
+            attempt = deadline.attempt + 1
+        else:
+            delay = self.retry_ms + LEASE_SLACK_MS
+            attempt = deadline.attempt
+        again = Deadline(
+            deadline.table_id,
+            deadline.deadline_ms,
+            deadline.turn_number,
+            deadline.kind,
+            deadline.seat,
+            attempt,
+        )
+        if self.schedule.put(again, at_ms=self.now_ms() + delay):
+            self._wake.set()
 
     async def _publish(self, deadline: Deadline) -> None:
         fired_at = self.now_ms()
