@@ -41,6 +41,7 @@ the two identical):
 | `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
 | `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
+| `DOMINOS_NATS_STREAM_REPLICAS` | `1` | 1 to 5 | Replicas of the JetStream streams the services create (3 on a 3-node NATS cluster). |
 | `DOMINOS_PRESENCE_LEASE_SECONDS` | `15` | > 0 and <= 3600 | Lifetime of a gateway's presence lease on a connected seat (renewed every third of it); a crashed gateway's seats turn disconnected after it. |
 | `DOMINOS_TOKEN_SECRET` | `dev-only-insecure-token-secret` | at least 16 characters | Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production. |
 """
@@ -298,6 +299,14 @@ class Settings:
         maximum=_HOUR,
     )
 
+    nats_stream_replicas: int = _var(
+        "DOMINOS_NATS_STREAM_REPLICAS",
+        1,
+        "Replicas of the JetStream streams the services create (3 on a 3-node NATS cluster).",
+        kind="int",
+        minimum=1,
+        maximum=5,
+    )
     presence_lease_seconds: float = _duration(
         "DOMINOS_PRESENCE_LEASE_SECONDS",
         15,

@@ -51,7 +51,11 @@ def _register(servicer: GatewayServicer, server: Any) -> None:
 
 async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     """Start a gateway; returns it and the bound gRPC port."""
-    channel = grpc.aio.insecure_channel(settings.table_service_addr)
+    # Round robin over every address the target resolves to (a headless Service lists every
+    # table replica), so each call may go to another replica.
+    channel = grpc.aio.insecure_channel(
+        settings.table_service_addr, options=(("grpc.lb_policy_name", "round_robin"),)
+    )
     table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def read_snapshot(table_id: str) -> TableState | None:

@@ -40,9 +40,10 @@ def message_id(table_id: str, version: int) -> str:
     return f"{table_id}:{version}"
 
 
-async def ensure_stream(js: JetStreamContext) -> None:
+async def ensure_stream(js: JetStreamContext, replicas: int = 1) -> None:
     """Create or update the table-events stream (idempotent; every replica calls it)."""
     config = StreamConfig(
+        num_replicas=replicas,
         name=STREAM,
         subjects=[SUBJECT_PREFIX + ">"],
         retention=RetentionPolicy.LIMITS,

@@ -83,7 +83,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     redis = connect_redis(settings)
     nc = await connect_nats(settings, f"{settings.service_name}-table")
     js = nc.jetstream()
-    await ensure_stream(js)
+    await ensure_stream(js, settings.nats_stream_replicas)
     store = TableStore(redis)
     publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
     app = TableApp(store, publisher, policy_from(settings), on_applied=metrics.record_applied)
@@ -96,6 +96,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     consumer = TimerConsumer(
         app,
         nc,
+        stream_replicas=settings.nats_stream_replicas,
         on_expired=lambda _, acted: metrics.TIMERS_HANDLED.labels(
             "acted" if acted else "stale"
         ).inc(),

@@ -39,10 +39,12 @@ class TimerConsumer:
         nc: Any,
         *,
         on_expired: Callable[[events_pb2.TimerExpired, bool], Any] | None = None,
+        stream_replicas: int = 1,
     ) -> None:
         self.app = app
         self.nc = nc
         self.on_expired = on_expired
+        self.stream_replicas = stream_replicas
         self._subscription: Any = None
         self._slots = asyncio.Semaphore(MAX_CONCURRENT)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -50,7 +52,7 @@ class TimerConsumer:
     async def start(self) -> None:
         """Bind the shared durable consumer (creating the stream if needed)."""
         js = self.nc.jetstream()
-        await ensure_timer_stream(js)
+        await ensure_timer_stream(js, self.stream_replicas)
         self._subscription = await js.subscribe(
             TIMER_SUBJECT,
             queue=CONSUMER,

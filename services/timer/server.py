@@ -37,6 +37,7 @@ async def create_server(settings: Settings) -> tuple[TimerServer, int]:
         nc,
         retry_ms=settings.timer_retry_ms,
         sweep_ms=settings.timer_sweep_ms,
+        stream_replicas=settings.nats_stream_replicas,
     )
     await service.start()
     runtime = ServiceRuntime.from_settings(settings)  # overall health only

@@ -42,9 +42,10 @@ _KINDS = {1: "turn", 2: "break", 3: "presence"}
 log = get_logger(__name__)
 
 
-async def ensure_timer_stream(js: JetStreamContext) -> None:
+async def ensure_timer_stream(js: JetStreamContext, replicas: int = 1) -> None:
     """Create or update the timer work-queue stream (idempotent)."""
     config = StreamConfig(
+        num_replicas=replicas,
         name=TIMER_STREAM,
         subjects=[TIMER_SUBJECT],
         retention=RetentionPolicy.WORK_QUEUE,
@@ -68,6 +69,7 @@ class TimerService:
         *,
         retry_ms: int,
         sweep_ms: int,
+        stream_replicas: int = 1,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -75,6 +77,7 @@ class TimerService:
         self.js: JetStreamContext = nc.jetstream()
         self.retry_ms = retry_ms
         self.sweep_ms = sweep_ms
+        self.stream_replicas = stream_replicas
         self.clock = clock
         self.schedule = Schedule()
         self._versions: dict[str, int] = {}
@@ -90,7 +93,7 @@ class TimerService:
 
     async def start(self) -> None:
         """Subscribe to table events, sweep once, and start the timer and sweep loops."""
-        await ensure_timer_stream(self.js)
+        await ensure_timer_stream(self.js, self.stream_replicas)
         self._subscription = await self.nc.subscribe(SUBJECT_PREFIX + ">", cb=self._on_message)
         await self.sweep()
         self._tasks = [

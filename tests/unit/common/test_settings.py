@@ -33,6 +33,7 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_JOIN_RATE_LIMIT": ("join_rate_limit", 20),
     "DOMINOS_TIMER_RETRY_SECONDS": ("timer_retry_seconds", 2.0),
     "DOMINOS_TIMER_SWEEP_SECONDS": ("timer_sweep_seconds", 1.0),
+    "DOMINOS_NATS_STREAM_REPLICAS": ("nats_stream_replicas", 1),
     "DOMINOS_PRESENCE_LEASE_SECONDS": ("presence_lease_seconds", 15.0),
     "DOMINOS_SHUTDOWN_DRAIN_SECONDS": ("shutdown_drain_seconds", 2.0),
     "DOMINOS_TOKEN_SECRET": ("token_secret", "dev-only-insecure-token-secret"),
