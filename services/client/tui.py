@@ -40,6 +40,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static
 
@@ -260,7 +261,14 @@ class GameScreen(Screen[None]):
         return texts.hand_items(app.view) if app.view is not None else []
 
     def refresh_view(self) -> None:
-        """Redraw everything from the app's newest view."""
+        """Redraw everything from the app's newest view (nothing while the screen is not
+        mounted: a view can arrive while screens are being switched)."""
+        try:
+            self._redraw()
+        except NoMatches:
+            return
+
+    def _redraw(self) -> None:
         app = self.app
         assert isinstance(app, DominosApp)
         view = app.view

@@ -31,6 +31,7 @@ class LeaseKeeper:
         self.ttl_ms = ttl_ms
         self.clock = clock
         self._held: dict[str, tuple[str, int]] = {}
+        self._stopped = False
 
     def now_ms(self) -> int:
         """The gateway clock, ms since the epoch."""
@@ -60,10 +61,16 @@ class LeaseKeeper:
         for start in range(0, len(leases), BATCH):
             await self.store.renew_many(leases[start : start + BATCH], self.ttl_ms, now)
 
+    def stop(self) -> None:
+        """Stop renewing at the next round (a cancellation can be lost inside a Redis call)."""
+        self._stopped = True
+
     async def run(self) -> None:
-        """Renew forever (until cancelled); a failed round is logged and retried next time."""
-        while True:
+        """Renew until :meth:`stop` or cancellation; a failed round is logged and retried."""
+        while not self._stopped:
             await asyncio.sleep(self.ttl_ms / 3000)
+            if self._stopped:
+                return
             try:
                 await self.renew_all()
             except asyncio.CancelledError:

@@ -87,7 +87,13 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     renewals = asyncio.create_task(leases.run(), name="lease-renewals")
     runtime.add_shutdown_hook(lambda: stop_task(resync), name="resync.stop")
     runtime.add_shutdown_hook(servicer.drain, name="streams.drain")
-    runtime.add_shutdown_hook(lambda: stop_task(renewals), name="renewals.stop")
+    leases_stop = leases.stop
+
+    async def stop_renewals() -> None:
+        leases_stop()
+        await stop_task(renewals)
+
+    runtime.add_shutdown_hook(stop_renewals, name="renewals.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
     runtime.add_shutdown_hook(channel.close, name="table.close")

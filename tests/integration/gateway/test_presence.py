@@ -25,7 +25,9 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
             assert await store.expired_presence(int(time.time() * 1000)) == []
             await asyncio.sleep(0.05)  # sampling the leases, not synchronising
     finally:
+        keeper.stop()
         renewing.cancel()
+        await asyncio.gather(renewing, return_exceptions=True)
     # Without renewal, they run out and the sweep claims each exactly once.
     claimed: list[tuple[str, int]] = []
 
