@@ -8,7 +8,7 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-compare
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-compare test-chaos test-chaos-short
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -65,6 +65,12 @@ lint: install ## buf lint, ruff, mypy (strict on the rules engine)
 
 test: install lint ## the whole suite (lint included)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q
+
+test-chaos-short: install ## the chaos suite's short set: faults, hostile input, join floods
+	DOMINOS_CHAOS=1 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -s tests/chaos
+
+test-chaos: install ## the whole chaos suite, long runs included
+	DOMINOS_CHAOS=1 DOMINOS_CHAOS_LONG=1 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -s tests/chaos
 
 test-fast: install ## the suite without lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -x

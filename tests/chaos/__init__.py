@@ -1,0 +1,1 @@
+"""Chaos tests: faults, bad input and attacks against a cluster of real processes."""
