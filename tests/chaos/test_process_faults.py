@@ -21,8 +21,11 @@ import random
 import time
 from collections.abc import Iterator
 
+import grpc
 import pytest
 
+from services.client.api import DominosClient
+from services.table.service_errors import reason_of
 from tests.support.servers import RedisServer
 
 from .cluster import ChaosCluster, each
@@ -134,6 +137,40 @@ async def test_a_redis_sigkill_mid_game_loses_no_acknowledged_command(
     assert not problems, problems[:20]
     assert not stuck and all(a.finished for a in audits), (stuck, [a.phase for a in audits])
     assert not cluster.dead(), (cluster.dead(), cluster.logs("table"), cluster.logs("gateway"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="services/gateway/servicer.py _forward relays an upstream transport failure "
+    "(table service down: UNAVAILABLE after its retries; frozen: DEADLINE_EXCEEDED after "
+    "CALL_TIMEOUT_S) with only the upstream's grpc-status-details-bin trailer, which a "
+    "transport error does not have: the client gets a status without the ErrorInfo that "
+    "game.proto promises for every error (reason UNAVAILABLE: 'retry with the same "
+    "request_id'), with a message naming the internal address ('connections to all backends "
+    "failing; last error: UNAVAILABLE: ipv4:10.x.y.z:port: ...'); DEADLINE_EXCEEDED is "
+    "documented nowhere",
+)
+async def test_a_command_while_the_table_service_is_down_gets_unavailable_with_its_reason(
+    cluster: ChaosCluster,
+) -> None:
+    client = DominosClient(cluster.gateways[0].address)
+    table = cluster.tables[0]
+    try:
+        creds, _, _ = await client.create_table("Host")
+        await asyncio.to_thread(table.kill)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.set_target(creds, 150)
+        report(
+            "table service down",
+            status=refused.value.code().name,
+            reason=reason_of(refused.value),
+            details=refused.value.details(),
+        )
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert reason_of(refused.value) == "UNAVAILABLE"
+    finally:
+        await asyncio.to_thread(table.restart)
+        await client.close()
 
 
 # -- the long set ---------------------------------------------------------------------------
