@@ -15,7 +15,6 @@ server on purpose should rather create their own :class:`RedisServer` / :class:`
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 
 import nats
@@ -24,10 +23,6 @@ import redis.asyncio as aioredis
 from nats.aio.client import Client as NatsClient
 
 from tests.support.servers import NatsServer, RedisServer
-
-# The chaos suite (tests/chaos) is still being brought in: it runs with `make test-chaos`
-# (DOMINOS_CHAOS=1), not yet in `make test`.
-collect_ignore_glob = [] if os.environ.get("DOMINOS_CHAOS") == "1" else ["chaos/*"]
 
 
 @pytest.fixture(scope="session")

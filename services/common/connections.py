@@ -29,6 +29,12 @@ NATS_DISCONNECTS = Counter("dominos_nats_disconnects_total", "Disconnections fro
 log = get_logger(__name__)
 
 
+#: Client pings to the NATS server (seconds between pings, unanswered pings before the
+#: connection counts as dead).
+NATS_PING_INTERVAL_S = 5
+NATS_MAX_OUTSTANDING_PINGS = 2
+
+
 async def connect_nats(
     settings: Settings, name: str, *, reconnected: Callable[[], Awaitable[None]] | None = None
 ) -> NatsClient:
@@ -53,6 +59,10 @@ async def connect_nats(
         name=name,
         max_reconnect_attempts=-1,
         reconnect_time_wait=0.5,
+        # A silently dead connection (peer vanished, no RST) is noticed after two unanswered
+        # pings, 10-15 s, then replaced; nats-py's default (120 s pings) took 4-6 minutes.
+        ping_interval=NATS_PING_INTERVAL_S,
+        max_outstanding_pings=NATS_MAX_OUTSTANDING_PINGS,
         allow_reconnect=True,
         disconnected_cb=on_disconnected,
         reconnected_cb=on_reconnected,
@@ -64,6 +74,11 @@ async def connect_nats(
 REDIS_POOL_SIZE = 64
 #: How long a command waits for a free connection before failing (seconds).
 REDIS_POOL_WAIT_S = 5.0
+#: How long one Redis command may wait for its answer, and a connection for its handshake,
+#: before the connection is dropped (our commands are short scripts: a longer wait means a
+#: dead or frozen server, and the command fails as a dependency error instead of hanging).
+REDIS_SOCKET_TIMEOUT_S = 5.0
+REDIS_CONNECT_TIMEOUT_S = 2.0
 
 
 def connect_redis(settings: Settings) -> Redis:
@@ -76,6 +91,8 @@ def connect_redis(settings: Settings) -> Redis:
         decode_responses=False,
         health_check_interval=10,
         socket_keepalive=True,
+        socket_timeout=REDIS_SOCKET_TIMEOUT_S,
+        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
     )
     client: Any = Redis(connection_pool=pool)
     return client  # type: ignore[no-any-return]

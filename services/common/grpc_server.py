@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEALTH_SERVICE_NAME",
+    "INTERNAL_ENVELOPE_BYTES",
+    "INTERNAL_SERVER_OPTIONS",
     "MAX_RECEIVE_MESSAGE_BYTES",
     "MAX_SEND_MESSAGE_BYTES",
     "REFLECTION_SERVICE_NAME",
@@ -79,12 +81,16 @@ MAX_SEND_MESSAGE_BYTES: Final = 1024 * 1024
 SERVER_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     # Keepalive for long-lived view streams: ping idle connections every 20 s, drop a peer
     # that does not answer within 10 s, keep pinging even while no data flows.
+    # (ping_timeout too: gRPC core otherwise waits up to 60 s for the ack, so a dead peer
+    # was only dropped after ~80 s). Bound: a dead client is detected within 30 s.
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.ping_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
-    # Accept client keepalive pings as often as every 10 s (also without calls).
-    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    # Accept peer keepalive pings as often as every 5 s (also without calls): the gateway
+    # pings the table service every 10 s, clients every 20 s.
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
     # Commands are small; views are bounded.
     ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
@@ -93,6 +99,17 @@ SERVER_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.so_reuseport", 0),
 )
 """Channel arguments of every server built by :class:`ServiceRuntime`."""
+
+INTERNAL_ENVELOPE_BYTES: Final = 8 * 1024
+"""Room an internal service gives, above :data:`MAX_RECEIVE_MESSAGE_BYTES`, for the envelope a
+gateway wraps around a public request (seat token, peer address), so that any request the
+gateway accepted reaches the table service."""
+
+INTERNAL_SERVER_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    *(option for option in SERVER_OPTIONS if option[0] != "grpc.max_receive_message_length"),
+    ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES + INTERNAL_ENVELOPE_BYTES),
+)
+"""Server options of a service that only gateways call (the table service)."""
 
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 _NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -164,6 +181,7 @@ class ServiceRuntime:
         service_names: Sequence[str] = (),
         registrars: Sequence[ServicerRegistrar] = (),
         interceptors: Sequence[Any] = (),
+        options: Sequence[tuple[str, Any]] = SERVER_OPTIONS,
     ) -> ServiceRuntime:
         """A runtime listening on ``settings.grpc_host:grpc_port`` with the configured grace,
         counting every RPC (:class:`~services.common.grpc_metrics.MetricsInterceptor`)."""
@@ -174,6 +192,7 @@ class ServiceRuntime:
             port=settings.grpc_port,
             grace_seconds=settings.shutdown_grace_seconds,
             drain_seconds=settings.shutdown_drain_seconds,
+            options=options,
             interceptors=(MetricsInterceptor(), *interceptors),
         )
 

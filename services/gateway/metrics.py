@@ -16,3 +16,9 @@ RESYNCS = Counter(
 CONNECTED_SEATS = Gauge(
     "dominos_gateway_connected_seats", "Distinct seats with at least one open view stream here."
 )
+UPSTREAM_FAILURES = Counter(
+    "dominos_gateway_upstream_failures_total",
+    "Table-service calls that failed without an answer (transport error, timeout, crash), by "
+    "gRPC code; the client got UNAVAILABLE.",
+    ["code"],
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
@@ -45,17 +45,28 @@ class GatewayServer:
         await self.runtime.shutdown("stop")
 
 
+#: The gateway → table service channel: round robin over every address the target resolves
+#: to (a headless Service lists every table replica), so each call may go to another replica;
+#: keepalive pings every 10 s, also without calls, and a connection whose peer does not ack
+#: within 5 s is replaced (a silently dead connection would otherwise fail every call with
+#: DEADLINE_EXCEEDED for as long as TCP keeps the socket).
+TABLE_CHANNEL_OPTIONS: Final = (
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.http2.ping_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+)
+
+
 def _register(servicer: GatewayServicer, server: Any) -> None:
     gateway_pb2_grpc.add_DominosServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
 
 
 async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     """Start a gateway; returns it and the bound gRPC port."""
-    # Round robin over every address the target resolves to (a headless Service lists every
-    # table replica), so each call may go to another replica.
-    channel = grpc.aio.insecure_channel(
-        settings.table_service_addr, options=(("grpc.lb_policy_name", "round_robin"),)
-    )
+    channel = grpc.aio.insecure_channel(settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS)
     table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def read_snapshot(table_id: str) -> TableState | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import itertools
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from services.common.logging import bound_context, get_logger
 from services.gateway import metrics
 from services.gateway.hub import Hub
 from services.gateway.presence import LeaseKeeper
+from services.table import requests
 from services.table.projection import table_view
 from services.table.rules import Phase
 from services.table.service_errors import DETAILS_KEY, ServiceError, abort
@@ -41,16 +43,52 @@ CALL_TIMEOUT_S: Final = 5.0
 #: CANCELLED here means the table service went away mid-call (a restart), not our client.
 _RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 RETRIES: Final = 3
+#: Upstream failures expected in operation (the table service down, restarting or frozen past
+#: CALL_TIMEOUT_S); any other failure without an ErrorInfo is logged as an error.
+_UPSTREAM_TRANSIENT: Final = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+)
 _DONE = (Phase.FINISHED, Phase.CLOSED)
 
 
 def client_address(peer: str) -> str:
-    """The client's address without its port: ``ipv4:203.0.113.7:5123`` → ``ipv4:203.0.113.7``."""
+    """The address the join limit (D6) counts a client by, without its port:
+    ``ipv4:203.0.113.7:5123`` → ``ipv4:203.0.113.7``. An IPv6 client counts by its /64 (one
+    host or site usually holds a whole /64, so counting single addresses would multiply its
+    budget by 2^64): ``ipv6:[2001:db8::1]:5123`` → ``ipv6:[2001:db8::]/64``; an IPv4 client
+    mapped into IPv6 counts as IPv4."""
     if peer.startswith("ipv6:["):
-        return peer[: peer.index("]") + 1] if "]" in peer else peer
+        host = peer[len("ipv6:[") : peer.index("]")] if "]" in peer else ""
+        try:
+            address = ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return peer
+        if address.ipv4_mapped is not None:
+            return f"ipv4:{address.ipv4_mapped}"
+        network = ipaddress.IPv6Network((address, 64), strict=False)
+        return f"ipv6:[{network.network_address}]/64"
     if peer.startswith("ipv4:"):
         return peer.rsplit(":", 1)[0]
     return peer
+
+
+def _upstream_failure(error: grpc.aio.AioRpcError) -> ServiceError:
+    """The client's answer to a table-service failure that is not one of its rejections (those
+    carry their ErrorInfo): a transport error, a timeout, an oversized call or a crash. Every
+    such failure is UNAVAILABLE / UNAVAILABLE, retryable with the same request id (a command
+    commits atomically, at most once); the upstream message (internal addresses) never
+    reaches the client."""
+    code = error.code()
+    level = log.warning if code in _UPSTREAM_TRANSIENT else log.error
+    level("table service call failed", code=code.name, details=error.details())
+    metrics.UPSTREAM_FAILURES.labels(code=code.name).inc()
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE,
+        "UNAVAILABLE",
+        "the table service is unavailable; retry with the same request_id",
+    )
 
 
 def _ended(context: Any) -> bool:
@@ -122,6 +160,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 details = tuple(
                     (k, v) for k, v in (error.trailing_metadata() or ()) if k == DETAILS_KEY
                 )
+                if not details:
+                    await abort(context, _upstream_failure(error))
                 await context.abort(error.code(), error.details() or "", details)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -140,7 +180,11 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         token = bearer_token(context)
         if not token:
             await abort(context, _token_missing())
-        return token
+        try:
+            # Refused here, not forwarded: keeps the internal envelope within its size bound.
+            return requests.seat_token(token)
+        except ServiceError as error:
+            await abort(context, error)
 
     async def CreateTable(  # noqa: N802 (gRPC method names)
         self, request: gateway_pb2.CreateTableRequest, context: Any

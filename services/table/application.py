@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import grpc
@@ -103,6 +103,15 @@ def _token_invalid() -> ServiceError:
     )
 
 
+#: The seat of a remembered join whose seat was freed since (a leave before the start).
+SEAT_FREED: Final = 255
+
+
+def _seat_freed(joins: list[RequestRecord], seat: int) -> list[RequestRecord]:
+    """The join records with those that took ``seat`` marked :data:`SEAT_FREED`."""
+    return [replace(r, seat=SEAT_FREED) if r.seat == seat else r for r in joins]
+
+
 class TableApp:
     """Every table command of the contract, against Redis (truth) and NATS (notifications)."""
 
@@ -180,17 +189,18 @@ class TableApp:
         rid = requests.request_id(request.request_id)
         player = requests.name(request.player_name)
         code = requests.invitation_code(request.invitation_code)
-        failures, window_left = await self.store.failed_joins(peer)
-        if failures >= self.policy.join_failures_per_minute:
+        lookup = await self.store.join_lookup(
+            code, peer, self.policy.join_failures_per_minute, JOIN_WINDOW_MS
+        )
+        if lookup.limited:
             raise ServiceError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 "RATE_LIMITED",
                 "too many failed join attempts; retry later",
-                retry_after_s=window_left / 1000,
+                retry_after_s=lookup.retry_after_ms / 1000,
             )
-        table_id = await self.store.table_of_code(code)
+        table_id = lookup.table_id
         if table_id is None:
-            await self.store.count_failed_join(peer, JOIN_WINDOW_MS)
             raise ServiceError(
                 grpc.StatusCode.NOT_FOUND, "CODE_NOT_FOUND", "no table has this code"
             )
@@ -202,6 +212,12 @@ class TableApp:
             earlier = next((r for r in joins if r.request_hash == rid_hash), None)
             if earlier is not None:
                 self._same_payload(earlier, fingerprint)
+                if earlier.seat == SEAT_FREED:
+                    raise ServiceError(
+                        grpc.StatusCode.ALREADY_EXISTS,
+                        "REQUEST_ID_REUSED",
+                        "the seat this join took was freed since; join with a new request_id",
+                    )
                 state = await self._state_at(table_id, earlier.version)
                 nonce = (loaded.field(f"n{earlier.seat}") or b"").decode()
                 return self._join_response(
@@ -214,10 +230,13 @@ class TableApp:
             nonce = credentials.new_nonce()
             token = credentials.seat_token(self.policy.token_secret, table_id, seat, nonce)
             record = RequestRecord(rid_hash, fingerprint, transition.state.version, seat)
+            # A repeat of an earlier occupant's join must never answer with this seat's new
+            # token (D7): the seat's older join records are marked freed.
+            kept = _seat_freed(joins, seat)
             fields: tuple[tuple[str, bytes | str | int], ...] = (
                 (f"n{seat}", nonce),
                 (f"h{seat}", credentials.token_digest(token)),
-                ("rj", pack_requests([*joins, record][-JOIN_REQUESTS_KEPT:], joins=True)),
+                ("rj", pack_requests([*kept, record][-JOIN_REQUESTS_KEPT:], joins=True)),
                 (f"r{seat}", b""),
             )
             if await self._commit(table_id, loaded, transition, command, now, fields):
@@ -350,6 +369,12 @@ class TableApp:
             if rid is not None:
                 record = RequestRecord(rid_hash, fingerprint, transition.state.version)
                 fields = ((f"r{seat}", pack_requests([*records, record][-SEAT_REQUESTS_KEPT:])),)
+            if transition.state.names[seat] == "" and loaded.state.names[seat] != "":
+                # The seat was freed (a leave before the start): its join is not repeated any
+                # more (acting again would break "acts once", answering with the seat's
+                # token would hand out a later occupant's, D7).
+                joins = unpack_requests(loaded.field("rj"), joins=True)
+                fields += (("rj", pack_requests(_seat_freed(joins, seat), joins=True)),)
             if await self._commit(table_id, loaded, transition, command, now, fields):
                 return Outcome(transition.state, seat, False, transition)
             metrics.CAS_CONFLICTS.inc()

@@ -34,8 +34,13 @@ def request_hash(value: str) -> bytes:
 
 
 def fingerprint(message: Message) -> bytes:
-    """An 8-byte fingerprint of a request's whole payload (same id, other payload: rejected)."""
-    return hashlib.sha256(message.SerializeToString(deterministic=True)).digest()[:8]
+    """An 8-byte fingerprint of a request's type and whole payload (same id, other RPC or
+    other payload: rejected). Requests of different RPCs may share a wire layout, so the
+    message's full name is part of it."""
+    digest = hashlib.sha256(message.DESCRIPTOR.full_name.encode())
+    digest.update(b"\0")
+    digest.update(message.SerializeToString(deterministic=True))
+    return digest.digest()[:8]
 
 
 def table_id(value: str) -> str:

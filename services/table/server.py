@@ -18,7 +18,7 @@ from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
-from services.common.grpc_server import ServiceRuntime
+from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.table import metrics
@@ -92,6 +92,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
         settings,
         service_names=[SERVICE_NAME],
         registrars=[lambda server: _register(servicer, server)],
+        options=INTERNAL_SERVER_OPTIONS,
     )
     consumer = TimerConsumer(
         app,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from redis.asyncio import Redis
 
@@ -124,11 +124,30 @@ if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) e
 return 1
 """
 
-_COUNT_FAILURE = """
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n
+# Look an invitation code up for a peer within its failure budget (D6), atomically: the check,
+# the lookup and the count of a miss are one step, so attempts in flight together cannot all
+# pass the check before any is counted. KEYS: code key, the peer's failure counter; ARGV:
+# budget, window ms. Returns {1, table id} | {0, failures so far} (no such code, counted) |
+# {-1, window ms left} (budget spent, nothing looked up).
+_JOIN_LOOKUP = """
+local failures = tonumber(redis.call('GET', KEYS[2]) or '0')
+if failures >= tonumber(ARGV[1]) then
+  return {-1, math.max(redis.call('PTTL', KEYS[2]), 0)}
+end
+local table_id = redis.call('GET', KEYS[1])
+if table_id then return {1, table_id} end
+failures = redis.call('INCR', KEYS[2])
+if failures == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+return {0, failures}
 """
+
+
+class JoinLookup(NamedTuple):
+    """The answer of :meth:`TableStore.join_lookup`."""
+
+    table_id: str | None = None  # the code's table; None: no such code, or limited
+    limited: bool = False  # the peer's failure budget is spent: nothing was looked up
+    retry_after_ms: int = 0  # when limited: ms until the window ends
 
 
 def table_key(table_id: str) -> str:
@@ -231,7 +250,7 @@ class TableStore:
         self.redis: Any = redis  # bytes responses; redis-py's stubs type them as bytes | str
         self._commit = redis.register_script(_COMMIT)
         self._published = redis.register_script(_PUBLISHED)
-        self._count_failure = redis.register_script(_COUNT_FAILURE)
+        self._join_lookup = redis.register_script(_JOIN_LOOKUP)
 
     async def load(self, table_id: str) -> LoadedTable | None:
         """The table, or ``None`` when it does not exist (never created, or expired)."""
@@ -249,11 +268,6 @@ class TableStore:
     async def table_exists(self, table_id: str) -> bool:
         """Whether the table exists (not expired)."""
         return bool(await self.redis.exists(table_key(table_id)))
-
-    async def table_of_code(self, code: str) -> str | None:
-        """The id of the live table with this invitation code."""
-        value = await self.redis.get(code_key(code))
-        return value.decode() if value else None
 
     async def code_taken(self, code: str) -> bool:
         """Whether a live table already uses this code."""
@@ -330,18 +344,17 @@ class TableStore:
             return b""
         return b"".join(await self.redis.hmget(key, [f"l{i}" for i in range(chunks)]))
 
-    async def failed_joins(self, peer: str) -> tuple[int, int]:
-        """Failed join attempts of ``peer`` in the current window, and the window's ms left."""
-        key = f"{PREFIX}:joinfail:{peer}"
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.get(key)
-            pipe.pttl(key)
-            count, ttl = await pipe.execute()
-        return int(count or 0), max(int(ttl), 0)
-
-    async def count_failed_join(self, peer: str, window_ms: int) -> int:
-        """Count one failed join attempt of ``peer``; returns the count in the window."""
-        return int(await self._count_failure(keys=[f"{PREFIX}:joinfail:{peer}"], args=[window_ms]))
+    async def join_lookup(self, code: str, peer: str, budget: int, window_ms: int) -> JoinLookup:
+        """The table with this invitation code, looked up for ``peer`` within its budget of
+        failed attempts per window (D6); a miss counts against the budget (one atomic step)."""
+        kind, value = await self._join_lookup(
+            keys=[code_key(code), f"{PREFIX}:joinfail:{peer}"], args=[budget, window_ms]
+        )
+        if int(kind) == 1:
+            return JoinLookup(table_id=value.decode())
+        if int(kind) == -1:
+            return JoinLookup(limited=True, retry_after_ms=int(value))
+        return JoinLookup()
 
     async def tables_by_phase(self, now_ms: int) -> dict[str, int]:
         """Live tables per phase, cluster-wide (expired ones are pruned from the indexes)."""

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -29,20 +30,26 @@ METADATA_SOFT_LIMIT: Final = 8 * 1024
 HEADERS_OVERHEAD: Final = 1024
 
 
-def _reason_codes() -> dict[str, grpc.StatusCode]:
-    codes: dict[str, grpc.StatusCode] = {}
+def commented_lines(proto: str) -> Iterator[tuple[str, list[str]]]:
+    """Each non-comment line of ``proto`` (stripped) with the comment lines right above it."""
     comment: list[str] = []
-    for raw in (PROTOS / "game.proto").read_text().splitlines():
+    for raw in (PROTOS / proto).read_text().splitlines():
         line = raw.strip()
         if line.startswith("//"):
             comment.append(line[2:].strip())
             continue
+        yield line, comment
+        comment = []
+
+
+def _reason_codes() -> dict[str, grpc.StatusCode]:
+    codes: dict[str, grpc.StatusCode] = {}
+    for line, comment in commented_lines("game.proto"):
         match = re.fullmatch(r"ERROR_REASON_([A-Z_]+) = \d+;", line)
         if match and match.group(1) != "UNSPECIFIED":
             first = re.match(r"([A-Z_]+):", comment[0] if comment else "")
             assert first, f"no status code documented for {match.group(1)}"
             codes[match.group(1)] = grpc.StatusCode[first.group(1)]
-        comment = []
     return codes
 
 
@@ -56,7 +63,7 @@ _SEATED: Final[dict[grpc.StatusCode, set[str]]] = {
     _S.UNAUTHENTICATED: {"TOKEN_MISSING"},
     _S.PERMISSION_DENIED: {"TOKEN_INVALID"},
     _S.NOT_FOUND: {"TABLE_NOT_FOUND"},
-    _S.FAILED_PRECONDITION: {"GAME_ALREADY_STARTED"},
+    _S.FAILED_PRECONDITION: {"GAME_ALREADY_STARTED", "GAME_OVER"},
     _S.ABORTED: {"VERSION_CONFLICT"},
     **_REUSED,
 }

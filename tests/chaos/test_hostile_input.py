@@ -36,7 +36,7 @@ import pytest
 import redis
 from dominos.v1 import game_pb2, gateway_pb2, gateway_pb2_grpc
 from google.protobuf.message import Message
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.common.grpc_server import MAX_RECEIVE_MESSAGE_BYTES
@@ -77,14 +77,11 @@ FUZZ_ENV = {
     "DOMINOS_JOIN_RATE_LIMIT": "100000",
     "DOMINOS_PRESENCE_LEASE_SECONDS": "3",
 }
-#: The gateway wraps a request into an ``ExecuteRequest`` (seat token, peer) for the table
-#: service, whose receive limit is the same 64 KiB: requests within this many bytes under
-#: the limit hit the defect shown by ``test_a_request_just_under_the_receive_limit_...``;
-#: the fuzzer leaves that band to that test.
-ENVELOPE_BAND = 256
 RSS_LIMIT_MB = 300
 #: Tables in the pool (every case compares them all before and after).
 MAX_POOL = 10
+#: The seat of a remembered join whose seat was freed since.
+FREED = -1
 KINDS = ("lobby", "full", "playing", "finished", "closed")
 PRINTABLE = string.printable[:95]  # ' ' .. '~'
 B64URL = string.ascii_letters + string.digits + "-_"
@@ -105,7 +102,7 @@ class FuzzTable:
     left: list[tuple[int, str]] = field(default_factory=list)
     #: Per seat, the request ids the table remembers (the last three accepted commands).
     remembered: dict[int, deque[tuple[str, bytes]]] = field(default_factory=dict)
-    #: The joins it remembers: (request id, payload, seat, the token it gave).
+    #: The joins it remembers: (request id, payload, seat or FREED, the token it gave).
     joins: deque[tuple[str, bytes, int, str]] = field(default_factory=lambda: deque(maxlen=3))
     #: The last accepted command per seat, to replay: (rpc, request, token).
     last: dict[int, tuple[str, Message, str]] = field(default_factory=dict)
@@ -153,8 +150,6 @@ class Lab:
         self.outcomes: Counter[str] = Counter()
         self.accepted: Counter[str] = Counter()
         self.undocumented: set[str] = set()
-        #: Hits of the defects pinned by the xfail tests below (the fuzzer tolerates them).
-        self.known_defects: Counter[str] = Counter()
 
     def close(self) -> None:
         self.channel.close()
@@ -586,15 +581,6 @@ def check_reply_view(lab: Lab, table: FuzzTable, seat: int, view: game_pb2.Table
     assert view == table_view(state, seat, view.server_time_ms), f"reply view != v{view.version}"
 
 
-def in_envelope_band(request: Message, metadata: tuple[tuple[str, str], ...]) -> bool:
-    """Whether the request falls in the band of the known envelope defect (ENVELOPE_BAND)."""
-    size = request.ByteSize() + sum(len(v) for _, v in metadata)
-    return (
-        size > MAX_RECEIVE_MESSAGE_BYTES - ENVELOPE_BAND
-        and request.ByteSize() <= MAX_RECEIVE_MESSAGE_BYTES
-    )
-
-
 def seated_case(
     lab: Lab,
     rpc: str,
@@ -624,7 +610,6 @@ def seated_case(
         request = build(
             literal if kind == "literal" else rid(), res.table_id, res.expected_version, res
         )
-    assume(not in_envelope_band(request, metadata))
     seat, table = res.seat, res.table
     request_id = request.request_id  # type: ignore[attr-defined]
     remembered = dict(table.remembered.get(seat, ())) if seat is not None else {}
@@ -642,10 +627,7 @@ def seated_case(
     if not outcome.changed:
         earlier = remembered.get(request_id)
         assert earlier is not None, f"{rpc} accepted, changed nothing, and is not a repeat"
-        if earlier != payload(request):
-            # Another RPC with the same fields: see test_a_request_id_reused_by_another_rpc_...
-            assert fields_only(earlier) == fields_only(payload(request)), (rpc, short(request))
-            lab.known_defects["repeat answered across RPC types"] += 1
+        assert earlier == payload(request), f"{rpc} answered as a repeat of another request"
         return outcome
     assert request_id not in remembered, "a remembered request id acted twice"
     added = lab.new_entries(outcome, table)
@@ -661,6 +643,10 @@ def seated_case(
         # A guest's token dies with the seat; the host's closes the table and stays its own.
         table.left.append((seat, table.tokens[seat] if seat == 0 else table.tokens.pop(seat)))
         table.last.pop(seat, None)
+        # The joins that took the seat are not repeated any more (REQUEST_ID_REUSED).
+        table.joins = deque(
+            ((r, p, FREED if s == seat else s, t) for r, p, s, t in table.joins), maxlen=3
+        )
     else:
         check_reply_view(lab, table, seat, outcome.reply.view)
     lab.settle()
@@ -778,7 +764,6 @@ def test_pass(lab: Lab, spec: dict[str, Any]) -> None:
 def test_get_table_view(lab: Lab, spec: dict[str, Any]) -> None:
     res = resolve(lab, spec)
     request = gateway_pb2.GetTableViewRequest(table_id=res.table_id)
-    assume(not in_envelope_band(request, res.metadata))
     outcome = lab.call("GetTableView", request, res.metadata)
     assert not outcome.changed, "a read changed a table"
     if outcome.code == OK:
@@ -791,7 +776,6 @@ def test_get_table_view(lab: Lab, spec: dict[str, Any]) -> None:
 def test_watch_table(lab: Lab, spec: dict[str, Any]) -> None:
     res = resolve(lab, spec)
     request = gateway_pb2.WatchTableRequest(table_id=res.table_id)
-    assume(not in_envelope_band(request, res.metadata))
     outcome = lab.call("WatchTable", request, res.metadata)
     if outcome.code != OK:
         return
@@ -824,7 +808,6 @@ def test_create_table(lab: Lab, rid_choice: tuple[str, str], name: str, target: 
     request = gateway_pb2.CreateTableRequest(request_id=request_id, host_name=name, target=target)
     if kind == "replay_same" and request_id in lab.creates:
         request = gateway_pb2.CreateTableRequest.FromString(fields_only(lab.creates[request_id][0]))
-    assume(not in_envelope_band(request, ()))
     earlier = lab.creates.get(request.request_id)
     outcome = lab.call("CreateTable", request, ())
     if earlier is not None and earlier[0] == payload(request):
@@ -895,16 +878,16 @@ def test_join_table(
             request.player_name = "Other" if request.player_name != "Other" else "Another"
     else:
         kind = "literal" if kind == "literal" else "fresh"
-    assume(not in_envelope_band(request, ()))
     remembered = {r: (p, s, t) for r, p, s, t in table.joins} if table is not None else {}
     outcome = lab.call("JoinTable", request, ())
-    if kind == "replay_same":
+    freed = request.request_id in remembered and remembered[request.request_id][1] == FREED
+    if kind == "replay_same" and not freed:
         assert outcome.code == OK and not outcome.changed, (outcome.code, outcome.reason)
-    if kind == "replay_other":
+    if kind == "replay_other" or (kind == "replay_same" and freed):
         assert outcome.code == grpc.StatusCode.ALREADY_EXISTS, (outcome.code, outcome.reason)
     if outcome.code == grpc.StatusCode.ALREADY_EXISTS:
         assert request.request_id in remembered, "REQUEST_ID_REUSED for a join id never used"
-        assert remembered[request.request_id][0] != payload(request)
+        assert freed or remembered[request.request_id][0] != payload(request)
     if outcome.code != OK:
         return
     assert table is not None, "a join accepted with a code of no table"
@@ -914,10 +897,7 @@ def test_join_table(
         earlier = remembered.get(request.request_id)
         assert earlier is not None and earlier[0] == payload(request), "not a repeat"
         assert reply.seat == earlier[1]
-        if reply.seat_token != earlier[2]:
-            # The seat changed hands since: see test_a_replayed_join_never_hands_out_...
-            assert reply.seat_token == table.tokens.get(reply.seat), "a token out of nowhere"
-            lab.known_defects["replayed join returned the new occupant's token"] += 1
+        assert reply.seat_token == earlier[2], "a repeated join answered with another token"
         return
     added = lab.new_entries(outcome, table)
     assert added == [Join(validate_name(name))], added
@@ -929,7 +909,7 @@ def test_join_table(
     lab.settle()
 
 
-# -- defects found by the fuzzer, pinned ----------------------------------------------------------
+# -- defects found by the fuzzer, fixed: their regression tests -----------------------------
 
 
 def rpc_status(
@@ -941,14 +921,6 @@ def rpc_status(
         return error.code(), reason_of(error), error.details()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/gateway/servicer.py _execute wraps the request in an ExecuteRequest (+ seat "
-    "token + peer) that the table service, with the same 64 KiB receive limit "
-    "(services/common/grpc_server.py MAX_RECEIVE_MESSAGE_BYTES), refuses: requests a few dozen "
-    "bytes under the limit get RESOURCE_EXHAUSTED 'SERVER: Received message larger than max' "
-    "with no ErrorInfo instead of their contract status",
-)
 def test_a_request_just_under_the_receive_limit_gets_its_contract_status(lab: Lab) -> None:
     before = lab.snapshot()
     statuses = []
@@ -964,13 +936,6 @@ def test_a_request_just_under_the_receive_limit_gets_its_contract_status(lab: La
     assert all(s[1:] == ("INVALID_ARGUMENT", "NAME_INVALID") for s in statuses), statuses
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/table/application.py join_table answers a repeated join request id from "
-    "the table's 'rj' record with a token derived from the seat's CURRENT nonce "
-    "(loaded.field(f'n{earlier.seat}')): after the joiner left and someone else took the seat, "
-    "replaying the old join returns the new occupant's seat token (impersonation, D7)",
-)
 def test_a_replayed_join_never_hands_out_another_players_seat_token(lab: Lab) -> None:
     table = lab.create()
     first = gateway_pb2.JoinTableRequest(
@@ -984,19 +949,13 @@ def test_a_replayed_join_never_hands_out_another_players_seat_token(lab: Lab) ->
     )
     victim = lab.join(table, "Victim")
     assert victim == mallory.seat
-    code, _, replayed = rpc_status(lambda: lab.stub.JoinTable(first, timeout=10))
-    if code == OK:
-        assert replayed.seat_token != table.tokens[victim], "the victim's token was handed out"
-        assert lab.seat_proved(table, replayed.seat_token) is None
+    before = lab.snapshot()
+    code, reason, _ = rpc_status(lambda: lab.stub.JoinTable(first, timeout=10))
+    # Neither the victim's token nor a second seat: the join acted once, its seat is gone.
+    assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED")
+    assert lab.snapshot() == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/table/requests.py fingerprint() hashes only the request's serialised "
-    "fields, not its type: PassRequest, StartGameRequest and LeaveTableRequest share the "
-    "layout (request_id, table_id, expected_version), so a Pass reusing a Start's request id is "
-    "answered OK as a repeat (nothing done) instead of ALREADY_EXISTS / REQUEST_ID_REUSED",
-)
 def test_a_request_id_reused_by_another_rpc_is_refused(lab: Lab) -> None:
     table = lab.build("full")
     shared = rid()
@@ -1018,12 +977,6 @@ def test_a_request_id_reused_by_another_rpc_is_refused(lab: Lab) -> None:
     assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED"), (code, reason)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="protos/dominos/v1/gateway.proto: LeaveTable, SetTarget and StartGame on a finished "
-    "or closed table answer FAILED_PRECONDITION / GAME_OVER (engine _require_waiting), a reason "
-    "their 'Errors:' lists do not document (they list GAME_ALREADY_STARTED only)",
-)
 def test_commands_for_an_over_table_get_reasons_their_rpc_documents(lab: Lab) -> None:
     seen = []
     for kind in ("finished", "closed"):
@@ -1056,14 +1009,6 @@ def test_commands_for_an_over_table_get_reasons_their_rpc_documents(lab: Lab) ->
     assert not undocumented, undocumented
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/table/rules/engine.py _set_presence records presence on FINISHED and "
-    "CLOSED tables: every view stream opened on an over table commits two versions "
-    "(connected, disconnected) and services/table/application.py _commit refreshes the "
-    "table's expiry each time, so watching a finished table mutates it and keeps it alive "
-    "past DOMINOS_FINISHED_TTL_SECONDS (D5)",
-)
 def test_watching_a_finished_table_changes_nothing(lab: Lab) -> None:
     table = lab.table("finished")
     before = read_fields(lab.redis, table.table_id)
@@ -1104,7 +1049,6 @@ def test_no_process_crashed_memory_stayed_bounded_and_every_rpc_was_fuzzed(lab: 
         total_cases=sum(lab.cases.values()),
         outcomes=dict(sorted(lab.outcomes.items())),
         undocumented_reasons_seen=sorted(lab.undocumented),
-        known_defect_hits=dict(lab.known_defects),
         rss_mb=rss,
         crashes=len(cluster.dead()),
     )

@@ -149,15 +149,6 @@ async def test_failed_joins_are_limited_per_peer_across_both_gateways(
         await redis.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/table/application.py join_table checks the budget "
-    "(store.failed_joins: GET) and counts a failure (store.count_failed_join: INCR) in two "
-    "separate Redis round trips with the code lookup between them, so attempts in flight "
-    "together all pass the check before any is counted: with 25 ms between the table service "
-    "and Redis, 50 simultaneous wrong guesses all get CODE_NOT_FOUND with a limit of 5 "
-    "(without added latency 6-18 of 50-100 still do)",
-)
 async def test_simultaneous_failed_joins_cannot_outrun_the_limit(
     flood: Flood, clients: tuple[DominosClient, DominosClient]
 ) -> None:

@@ -226,14 +226,6 @@ async def test_a_blackholed_client_is_detected_dead_and_resumes_after_the_heal(
 
 @pytest.mark.chaos_long
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/common/grpc_server.py SERVER_OPTIONS set keepalive_time 20 s and "
-    "keepalive_timeout 10 s but not grpc.http2.ping_timeout_ms: gRPC core waits for the "
-    "keepalive ping's ack for ping_timeout (default 60 s when keepalive is on), so a dead client "
-    "is dropped after ~20 + 60 = ~80 s (measured 78-79 s), not 30 s; the seat stays 'connected' "
-    "with 45 s turns meanwhile (S3). Same gap in services/client/api.py CHANNEL_OPTIONS",
-)
 async def test_a_blackholed_client_is_detected_dead_within_the_keepalive_bound(
     net_cluster: tuple[ChaosCluster, FaultProxy],
 ) -> None:
@@ -356,14 +348,6 @@ async def test_client_latency_slows_games_without_breaking_them(
 
 @pytest.mark.chaos_long
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/gateway/server.py create_server opens the table-service channel "
-    "(grpc.aio.insecure_channel(settings.table_service_addr)) without keepalive options: a "
-    "connection whose peer vanished silently (node crash, lost conntrack state) is never "
-    "detected, every call through that gateway ends DEADLINE_EXCEEDED after 5 s for as long "
-    "as TCP keeps the socket (forever here, ~15 min with real retransmissions)",
-)
 async def test_a_silently_dead_gateway_to_table_connection_is_replaced(
     net_cluster: tuple[ChaosCluster, FaultProxy],
 ) -> None:
@@ -403,13 +387,6 @@ async def test_a_silently_dead_gateway_to_table_connection_is_replaced(
 
 @pytest.mark.chaos_long
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/common/connections.py connect_nats keeps nats-py's default ping_interval "
-    "(120 s) and max_outstanding_pings (2): a silently dead NATS connection is noticed only "
-    "after 4-6 minutes, and meanwhile the table service consumes no timer.expired (a table "
-    "whose players do not act stops: no auto-play, no next deal) and its publishes time out",
-)
 async def test_a_silently_dead_nats_connection_of_the_table_service_is_replaced() -> None:
     chaos, proxies = await _through_proxies({"table": ("nats", "DOMINOS_NATS_URL")})
     try:

@@ -139,17 +139,6 @@ async def test_a_redis_sigkill_mid_game_loses_no_acknowledged_command(
     assert not cluster.dead(), (cluster.dead(), cluster.logs("table"), cluster.logs("gateway"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/gateway/servicer.py _forward relays an upstream transport failure "
-    "(table service down: UNAVAILABLE after its retries; frozen: DEADLINE_EXCEEDED after "
-    "CALL_TIMEOUT_S) with only the upstream's grpc-status-details-bin trailer, which a "
-    "transport error does not have: the client gets a status without the ErrorInfo that "
-    "game.proto promises for every error (reason UNAVAILABLE: 'retry with the same "
-    "request_id'), with a message naming the internal address ('connections to all backends "
-    "failing; last error: UNAVAILABLE: ipv4:10.x.y.z:port: ...'); DEADLINE_EXCEEDED is "
-    "documented nowhere",
-)
 async def test_a_command_while_the_table_service_is_down_gets_unavailable_with_its_reason(
     cluster: ChaosCluster,
 ) -> None:

@@ -306,7 +306,8 @@ def _start(state: TableState, command: Start, now_ms: int) -> Transition:
 def _set_presence(state: TableState, command: SetPresence, now_ms: int) -> Transition:
     seat, connected = command.seat, bool(command.connected)
     _require_seated(state, seat)
-    if state.connected[seat] == connected:
+    if state.connected[seat] == connected or state.phase in (Phase.FINISHED, Phase.CLOSED):
+        # Nothing to record: an over table no longer changes, watching it included (D5).
         return Transition(state, ())
     deadline = state.deadline_ms
     rnd = state.round

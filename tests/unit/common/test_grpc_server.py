@@ -19,6 +19,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from services.common.grpc_server import (
     HEALTH_SERVICE_NAME,
+    INTERNAL_ENVELOPE_BYTES,
+    INTERNAL_SERVER_OPTIONS,
     REFLECTION_SERVICE_NAME,
     SERVER_OPTIONS,
     ServiceRuntime,
@@ -268,14 +270,25 @@ async def test_busy_port_fails_loudly(make_runtime: Callable[..., ServiceRuntime
         await first.shutdown()
 
 
-def test_server_options() -> None:
+def test_server_options_bound_dead_peer_detection_to_30_seconds() -> None:
     options = dict(SERVER_OPTIONS)
     assert options["grpc.keepalive_time_ms"] == 20_000
-    assert options["grpc.keepalive_timeout_ms"] == 10_000
     assert options["grpc.keepalive_permit_without_calls"] == 1
-    assert options["grpc.http2.min_recv_ping_interval_without_data_ms"] == 10_000
+    # gRPC core waits ping_timeout for a keepalive ping's ack (60 s when unset).
+    assert options["grpc.keepalive_time_ms"] + options["grpc.http2.ping_timeout_ms"] <= 30_000
+    assert options["grpc.keepalive_timeout_ms"] <= 10_000
+    # Peers (the gateway every 10 s) may ping more often than this server pings.
+    assert options["grpc.http2.min_recv_ping_interval_without_data_ms"] <= 10_000 / 2
     assert options["grpc.max_receive_message_length"] == 64 * 1024
     assert options["grpc.max_send_message_length"] == 1024 * 1024
+
+
+def test_internal_servers_take_the_public_limit_plus_the_envelope() -> None:
+    public, internal = dict(SERVER_OPTIONS), dict(INTERNAL_SERVER_OPTIONS)
+    assert internal["grpc.max_receive_message_length"] == 64 * 1024 + INTERNAL_ENVELOPE_BYTES
+    assert {k: v for k, v in internal.items() if k != "grpc.max_receive_message_length"} == {
+        k: v for k, v in public.items() if k != "grpc.max_receive_message_length"
+    }
 
 
 async def test_oversized_request_is_rejected(

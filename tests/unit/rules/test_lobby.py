@@ -9,6 +9,7 @@ from services.table.rules import (
     Join,
     Leave,
     Phase,
+    SetPresence,
     SetTarget,
     Start,
     apply,
@@ -62,6 +63,14 @@ def test_d4_the_host_leaving_closes_the_table_and_nobody_can_join_it() -> None:
     assert transition.state.phase is Phase.CLOSED
     with pytest.raises(e.GameOver):
         apply(transition.state, Join("Late"), NOW)
+
+
+def test_d5_presence_on_a_closed_table_changes_nothing() -> None:
+    # Watching an over table must not write to it (nor keep it alive past its expiry).
+    closed = apply(lobby(2), Leave(0), NOW).state
+    for seat, connected in ((1, True), (1, False)):
+        transition = apply(closed, SetPresence(seat, connected), NOW)
+        assert transition.state is closed and transition.events == ()
 
 
 def test_d4_after_the_start_nobody_leaves() -> None:

@@ -102,6 +102,19 @@ def test_a_fingerprint_changes_with_the_invitation_code_of_a_join() -> None:
     assert requests.fingerprint(join) != requests.fingerprint(other)
 
 
+def test_a_fingerprint_tells_apart_requests_of_other_rpcs_with_the_same_fields() -> None:
+    # Pass, Start and Leave share their wire layout: a request id reused across them must
+    # not be answered as a repeat (ALREADY_EXISTS / REQUEST_ID_REUSED instead).
+    rid, table, version = "r", "t" * 22, 7
+    same_bytes = [
+        gateway_pb2.PassRequest(request_id=rid, table_id=table, expected_version=version),
+        gateway_pb2.StartGameRequest(request_id=rid, table_id=table, expected_version=version),
+        gateway_pb2.LeaveTableRequest(request_id=rid, table_id=table, expected_version=version),
+    ]
+    assert len({m.SerializeToString() for m in same_bytes}) == 1
+    assert len({requests.fingerprint(m) for m in same_bytes}) == 3
+
+
 # --- names and targets ------------------------------------------------------------------------
 
 
