@@ -6,7 +6,8 @@ queues at most 16 unsent states, so a slow client skips to newer versions instea
 the gateway buffer without bound: views are complete snapshots. A stream never
 receives a version twice or an older version after a newer one. When the bus may have lost
 messages (a reconnect) or a stream starts, the table's snapshot is read from the table
-service, so a gap always heals.
+service, so a gap always heals; a feed quiet for the resync interval is read too (its last
+event may have been lost).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class _Feed:
     version: int = 0
     state: TableState | None = None
     subscription: Any = None
+    #: When the feed last got a newer state (event loop clock); a quiet feed is resynced.
+    updated_at: float = 0.0
 
 
 class Hub:
@@ -156,6 +159,7 @@ class Hub:
             return
         feed.version = state.version
         feed.state = state
+        feed.updated_at = asyncio.get_running_loop().time()
         for watcher in feed.watchers:
             watcher.offer(state)
 
@@ -171,16 +175,25 @@ class Hub:
                 return
             self.publish(feed, state)
 
-    async def resync_all(self) -> None:
-        """Resync every table with local streams (after the bus reconnected)."""
-        for table_id in list(self._feeds):
+    def quiet_tables(self, quiet_for_s: float) -> list[str]:
+        """The tables whose feed got no newer state for ``quiet_for_s`` seconds."""
+        now = asyncio.get_running_loop().time()
+        return [t for t, feed in self._feeds.items() if now - feed.updated_at >= quiet_for_s]
+
+    async def resync_all(self, quiet_for_s: float = 0.0) -> None:
+        """Resync every table with local streams (after the bus reconnected), or only those
+        whose feed got no newer state for ``quiet_for_s``."""
+        for table_id in self.quiet_tables(quiet_for_s):
             try:
                 await self.resync(table_id)
             except Exception:
                 log.exception("gateway.resync_failed", table_id=table_id)
 
     async def run_resync(self, interval_s: float) -> None:
-        """Resync periodically: a lost last event cannot leave a stream behind for long."""
+        """Resync the quiet feeds periodically: a lost last event cannot leave a stream behind
+        for long. A feed that got an event within the interval is not read (a missed event
+        in the middle costs nothing: every event is a complete state, the next one heals
+        it), so a busy gateway reads no snapshots."""
         while True:
             await asyncio.sleep(interval_s)
-            await self.resync_all()
+            await self.resync_all(quiet_for_s=interval_s)
