@@ -4,10 +4,10 @@ The cluster: ``redis-server``, ``nats-server -js``, the table service, the timer
 ONE gateway, each its own process on free ports (``bench.gateway_bench.Cluster``: log level
 warning, the default turn time of 45 s, the join rate limit raised because every join comes
 from 127.0.0.1). The players: ``--generators`` (2) load-generator processes
-(``python -m bench.load --generator``, asyncio), each owning its share of the tables; every
-seat is a ``DominosClient`` (``services.client.api``) with its own TCP connection to the
-gateway, as every player's device has (``--channels C``: C shared connections per generator
-instead), and its own ``WatchTable`` stream read by its own task
+(``python -m bench.load --generator``, asyncio on uvloop), each owning its share of the
+tables; every seat is a ``DominosClient`` (``services.client.api``) with its own TCP
+connection to the gateway, as every player's device has (``--channels C``: C shared
+connections per generator instead), and its own ``WatchTable`` stream read by its own task
 (``bench.gateway_bench.SeatStream``). This process starts everything, drives the generators
 over their stdin/stdout (JSON lines), samples the floor, listens to the timer, reads the
 processes' CPU and memory, and prints ONE table.
@@ -114,6 +114,7 @@ from typing import Any
 
 import grpc
 import nats
+import uvloop
 from dominos.v1 import events_pb2, game_pb2
 from redis.asyncio import Redis
 
@@ -1569,7 +1570,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.generator:
-        asyncio.run(generator_main())
+        uvloop.run(generator_main())  # the players' devices: as light as we can make them
         return 0
     if args.floor_server:
         asyncio.run(floor_server_main())

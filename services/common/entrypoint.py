@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
+
+import uvloop
 
 from services.common.grpc_server import serve_until_signal
 from services.common.logging import configure_logging, get_logger
@@ -42,4 +44,12 @@ def run_service(service: str, create_server: ServerFactory) -> None:
         log.info("service.serving", port=port)
         await serve_until_signal(server.runtime)
 
-    asyncio.run(serve())
+    run_loop(settings.event_loop, serve())
+
+
+def run_loop(event_loop: str, main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` to completion on the event loop named by ``DOMINOS_EVENT_LOOP``."""
+    if event_loop == "uvloop":
+        uvloop.run(main)
+    else:
+        asyncio.run(main)

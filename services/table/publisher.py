@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -28,6 +29,13 @@ SUBJECT_PREFIX: Final = "dominos.v1.table."
 TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
 
 log = get_logger(__name__)
+
+#: How long acknowledged events wait before their outboxes are cleared, so that the clearings
+#: of every table acknowledged meanwhile share one Redis round trip (an uncleared event costs
+#: nothing but a duplicate re-publish by the relay, which NATS drops).
+CLEAR_DELAY_S: Final = 0.005
+#: Tables whose last acknowledged version a publisher remembers (most recent first).
+ACKED_REMEMBERED: Final = 65_536
 
 
 def table_subject(table_id: str) -> str:
@@ -69,25 +77,39 @@ class EventPublisher:
         *,
         clock: Callable[[], float] = time.time,
         on_republish: Callable[[int], Any] | None = None,
+        clear_delay_s: float = CLEAR_DELAY_S,
     ) -> None:
         self.js = js
         self.store = store
         self.clock = clock
         self.on_republish = on_republish
+        self.clear_delay_s = clear_delay_s
+        #: Per table, the newest acknowledged version whose clearing is not yet sent.
+        self._to_clear: dict[str, int] = {}
         self._clearing: set[asyncio.Task[None]] = set()
+        self._batch: asyncio.Task[None] | None = None
+        #: Per recently published table, its newest version NATS acknowledged: an outbox read
+        #: before its clearing landed may still hold it, and it is not published again.
+        self._acked: OrderedDict[str, int] = OrderedDict()
 
     async def publish(
         self, table_id: str, events: list[bytes], *, clear_in_background: bool = False
     ) -> int:
         """Publish ``events`` (serialised ``TableEvent``\\ s, version order) and clear them
         from the outbox once acknowledged; returns how many NATS stored as new (not
-        duplicates). With ``clear_in_background`` the caller does not wait for the clearing
-        (a command's answer need not): if it never happens, the relay re-publishes and
+        duplicates). Events NATS already acknowledged to this publisher are not sent again
+        (an outbox read before their clearing landed still holds them). With
+        ``clear_in_background`` the caller does not wait for the clearing (a command's answer
+        need not): it joins the next batch; if it never happens, the relay re-publishes and
         NATS drops the duplicates."""
         fresh = 0
         last = 0
+        acknowledged = self._acked.get(table_id, 0)
         for data in events:
             event = events_pb2.TableEvent.FromString(data)
+            if event.version <= acknowledged:
+                last = event.version  # acknowledged already: only its clearing is due
+                continue
             ack = await self.js.publish(
                 table_subject(table_id),
                 data,
@@ -95,14 +117,42 @@ class EventPublisher:
             )
             fresh += 0 if ack.duplicate else 1
             last = event.version
+        if last > acknowledged:
+            self._acked[table_id] = last
+            self._acked.move_to_end(table_id)
+            if len(self._acked) > ACKED_REMEMBERED:
+                self._acked.popitem(last=False)
         if last:
             if clear_in_background:
-                task = asyncio.create_task(self.store.mark_published(table_id, last))
-                self._clearing.add(task)
-                task.add_done_callback(self._cleared)
+                self._clear_soon(table_id, last)
             else:
-                await self.store.mark_published(table_id, last)
+                await self.store.mark_published({table_id: last})
         return fresh
+
+    def _clear_soon(self, table_id: str, version: int) -> None:
+        """Clear the table's outbox up to ``version`` in the next batch: every table
+        acknowledged within ``clear_delay_s`` is cleared in one Redis round trip."""
+        if version > self._to_clear.get(table_id, 0):
+            self._to_clear[table_id] = version
+        if self._batch is None:
+            self._batch = asyncio.create_task(self._clear_batches())
+            self._clearing.add(self._batch)
+            self._batch.add_done_callback(self._cleared)
+
+    async def _clear_batches(self) -> None:
+        """Clear batches until no acknowledged version waits, one round trip at a time."""
+        try:
+            while self._to_clear:
+                await asyncio.sleep(self.clear_delay_s)
+                batch, self._to_clear = self._to_clear, {}
+                await self.store.mark_published(batch)
+        finally:
+            self._batch = None
+
+    async def flush_clearing(self) -> None:
+        """Wait for the clearings in flight (at shutdown; tests)."""
+        if self._clearing:
+            await asyncio.gather(*self._clearing, return_exceptions=True)
 
     def _cleared(self, task: asyncio.Task[None]) -> None:
         """A background clearing ended; a failure only leaves work for the relay."""

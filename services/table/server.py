@@ -109,6 +109,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     runtime.add_shutdown_hook(lambda: stop_task(gauges), name="gauges.stop")
     runtime.add_shutdown_hook(consumer.stop, name="timers.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
+    runtime.add_shutdown_hook(publisher.flush_clearing, name="outbox.flush")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
     port = await runtime.start()
     log.info("table.started", port=port)

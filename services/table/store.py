@@ -26,6 +26,7 @@ Sentinel), not Redis Cluster.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -118,9 +119,13 @@ end
 return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
 """
 
+# Clear published events from the outboxes of several tables in one step. KEYS: the pending
+# index, then one outbox per table; ARGV: per table, the last published version and its id.
 _PUBLISHED = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) end
+for i = 2, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[2 * i - 3])
+  if redis.call('ZCARD', KEYS[i]) == 0 then redis.call('ZREM', KEYS[1], ARGV[2 * i - 2]) end
+end
 return 1
 """
 
@@ -319,9 +324,15 @@ class TableStore:
             return None
         return list(result[1])
 
-    async def mark_published(self, table_id: str, version: int) -> None:
-        """Drop every outbox event up to ``version`` (acknowledged by NATS)."""
-        await self._published(keys=[outbox_key(table_id), PENDING_KEY], args=[version, table_id])
+    async def mark_published(self, versions: Mapping[str, int]) -> None:
+        """Drop every outbox event up to its table's version in ``versions`` (acknowledged by
+        NATS), for any number of tables in one round trip."""
+        if not versions:
+            return
+        args: list[Any] = []
+        for table_id, version in versions.items():
+            args += [version, table_id]
+        await self._published(keys=[PENDING_KEY, *(outbox_key(t) for t in versions)], args=args)
 
     async def outbox(self, table_id: str) -> list[bytes]:
         """The table's unpublished events, in version order."""

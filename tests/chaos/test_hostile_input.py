@@ -230,6 +230,7 @@ class Lab:
         table.tokens[reply.seat] = reply.seat_token
         table.remembered.pop(reply.seat, None)
         table.last.pop(reply.seat, None)
+        self.settle()
         return int(reply.seat)
 
     def leave(self, table: FuzzTable, seat: int) -> None:
@@ -316,6 +317,7 @@ class Lab:
         while len(self.pool) > MAX_POOL:
             spare = next(t for t in self.pool if t not in self.current.values())
             self.pool.remove(spare)
+        self.settle()  # its outbox is cleared in the background
 
     def seat_proved(self, table: FuzzTable, token: str) -> int | None:
         """The seat ``token`` proves at ``table`` now (the stored digest of an occupied seat)."""
@@ -922,6 +924,7 @@ def rpc_status(
 
 
 def test_a_request_just_under_the_receive_limit_gets_its_contract_status(lab: Lab) -> None:
+    lab.settle()
     before = lab.snapshot()
     statuses = []
     for under in (0, 10, 30, 60):

@@ -62,7 +62,9 @@ def e2e() -> Iterator[E2ECluster]:
     try:
         yield cluster
     finally:
-        for process in [*cluster.gateways, timer, table]:
+        # The cluster's current processes: a test may have replaced the table or timer
+        # service by a restarted one (the first ones are stopped too, if still running).
+        for process in [*cluster.gateways, cluster.timer, cluster.table, timer, table]:
             process.stop()
         nats.stop()
         redis.stop()

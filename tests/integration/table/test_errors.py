@@ -11,6 +11,7 @@ from dominos.v1 import game_pb2, gateway_pb2, table_pb2
 
 from services.table.service_errors import reason_of
 from services.table.store import outbox_key, table_key
+from tests.support.waiting import wait_for
 
 from .client import Seat, TableClient, rid
 
@@ -20,7 +21,13 @@ PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
 
 
 async def snapshot(redis: Any, table_id: str) -> tuple[Any, ...]:
-    """Every stored byte of a table (its hash, with state and log, and its outbox)."""
+    """Every stored byte of a table (its hash, with state and log, and its outbox), once the
+    outbox of its last accepted command is cleared (the publisher clears in the background)."""
+
+    async def outbox_cleared() -> bool:
+        return await redis.zcard(outbox_key(table_id)) == 0
+
+    await wait_for(outbox_cleared, timeout=5)
     return (
         await redis.hgetall(table_key(table_id)),
         await redis.zrange(outbox_key(table_id), 0, -1),

@@ -3,6 +3,7 @@ after a restart, without operator action (issue 3)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from dominos.v1 import events_pb2, gateway_pb2
@@ -75,3 +76,32 @@ async def test_republishing_a_version_already_on_the_stream_is_dropped_as_a_dupl
     event = events_pb2.TableEvent(table_id=created.table_id, version=1, state=b"again")
     assert await server.app.publisher.publish(created.table_id, [event.SerializeToString()]) == 0
     assert await stream_versions(nats_client.jetstream(), created.table_id, 2, wait_s=0.3) == [1]
+
+
+async def test_outboxes_acknowledged_together_are_cleared_in_one_round_trip(
+    table_service: Any, redis_client: Any
+) -> None:
+    server, _ = table_service
+    app: TableApp = server.app
+    before = await _evalsha_calls(redis_client)
+    created = await asyncio.gather(
+        *(
+            app.create_table(gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"))
+            for _ in range(20)
+        )
+    )
+    store = app.store
+
+    async def all_cleared() -> bool:
+        outboxes = [await store.outbox(c.table_id) for c in created]
+        return not any(outboxes) and await redis_client.zcard(PENDING_KEY) == 0
+
+    await wait_for(all_cleared, timeout=5)
+    # 20 commits, one script call each; the clearings of all 20 share a few calls.
+    clearing_calls = await _evalsha_calls(redis_client) - before - len(created)
+    assert 1 <= clearing_calls <= 5, clearing_calls
+
+
+async def _evalsha_calls(redis_client: Any) -> int:
+    stats = await redis_client.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))

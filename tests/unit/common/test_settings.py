@@ -30,6 +30,7 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_FINISHED_TTL_SECONDS": ("finished_ttl_seconds", 86400.0),
     "DOMINOS_SHUTDOWN_GRACE_SECONDS": ("shutdown_grace_seconds", 10.0),
     "DOMINOS_LOG_LEVEL": ("log_level", "info"),
+    "DOMINOS_EVENT_LOOP": ("event_loop", "uvloop"),
     "DOMINOS_JOIN_RATE_LIMIT": ("join_rate_limit", 20),
     "DOMINOS_TIMER_RETRY_SECONDS": ("timer_retry_seconds", 2.0),
     "DOMINOS_TIMER_SWEEP_SECONDS": ("timer_sweep_seconds", 1.0),
@@ -88,6 +89,7 @@ def test_parses_every_variable() -> None:
         "DOMINOS_FINISHED_TTL_SECONDS": "120",
         "DOMINOS_SHUTDOWN_GRACE_SECONDS": "0",
         "DOMINOS_LOG_LEVEL": "DEBUG",
+        "DOMINOS_EVENT_LOOP": "ASYNCIO",
         "DOMINOS_JOIN_RATE_LIMIT": "5",
         "DOMINOS_TIMER_RETRY_SECONDS": "0.25",
         "DOMINOS_TIMER_SWEEP_SECONDS": "0.5",
@@ -97,6 +99,7 @@ def test_parses_every_variable() -> None:
     assert s.service_name == "dominos-gateway"
     assert s.grpc_host == "127.0.0.1"
     assert s.grpc_port == 0
+    assert s.event_loop == "asyncio"
     assert s.metrics_port == -1
     assert not s.metrics_enabled
     assert s.redis_url == "rediss://user:pw@redis.example:6380/2"
@@ -167,6 +170,7 @@ def test_reads_os_environ_when_no_mapping_given(monkeypatch: pytest.MonkeyPatch)
         ("DOMINOS_JOIN_RATE_LIMIT", "1000000", "out of range"),
         # unknown log level
         ("DOMINOS_LOG_LEVEL", "verbose", "unknown log level"),
+        ("DOMINOS_EVENT_LOOP", "trio", "unknown event loop"),
         ("DOMINOS_LOG_LEVEL", "", "empty"),
         # malformed strings
         ("DOMINOS_SERVICE_NAME", "my service", "invalid name"),
