@@ -259,12 +259,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     ) -> None:
         """See gateway.proto: the current view, then one view per version; presence."""
         token = await self._token(context)
-        reply = await self._forward(
-            self.table.GetView,
-            table_pb2.GetViewRequest(table_id=request.table_id, seat_token=token),
-            context,
-        )
-        table_id, seat = request.table_id, reply.view.your_seat
+        seat = await self._seat_of(request.table_id, token, context)
+        table_id = request.table_id
         holder = f"{self.gateway_id}:{next(self._stream_ids)}"
         watcher = await self.hub.watch(table_id, seat)
         key = (table_id, seat)
@@ -274,9 +270,11 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             try:
                 await self._connect(table_id, seat, token, holder)
                 while True:
-                    state = await watcher.next()
-                    view = table_view(state, seat, self.now_ms())
-                    await context.write(gateway_pb2.WatchTableResponse(view=view))
+                    state = await watcher.next()  # shared with the table's other streams
+                    # No view is kept between versions: an idle stream holds no message.
+                    await context.write(
+                        gateway_pb2.WatchTableResponse(view=table_view(state, seat, self.now_ms()))
+                    )
                     if state.phase in _DONE:
                         return
             finally:
@@ -289,6 +287,16 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 )
                 self._background.add(cleanup)
                 cleanup.add_done_callback(self._background.discard)
+
+    async def _seat_of(self, table_id: str, token: str, context: Any) -> int:
+        """The seat the token proves at the table (the table service checks it): nothing of
+        the view it answers with is kept for the stream's lifetime."""
+        reply = await self._forward(
+            self.table.GetView,
+            table_pb2.GetViewRequest(table_id=table_id, seat_token=token),
+            context,
+        )
+        return int(reply.view.your_seat)
 
     async def _connect(self, table_id: str, seat: int, token: str, holder: str) -> None:
         await self.leases.take(table_id, seat, holder)
