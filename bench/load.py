@@ -136,6 +136,7 @@ from bench.gateway_bench import Table as SeatedTable
 from bench.histogram import Histogram
 from bench.table_bench import FLOOR_MESSAGE_BYTES, Floor
 from services.client.api import CHANNEL_OPTIONS, DominosClient, SeatCredentials
+from services.common.entrypoint import GC_THRESHOLDS
 from services.table.publisher import TIMER_SUBJECT
 from services.table.store import TableStore
 
@@ -324,6 +325,7 @@ class Generator:
         )
         gc.collect()
         gc.freeze()  # what is seated stays: keep the collector from walking it during runs
+        gc.set_threshold(*GC_THRESHOLDS)  # as the services: fewer, cheaper collections
         return {
             "index": self.index,
             "tables": len(self.tables),

@@ -2,9 +2,9 @@
 
 A stream takes a lease on its seat when it opens (``dominos:{T}:lease:<seat>``, holder
 ``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
-lease this gateway holds, every third of the lease time, in pipelined batches, so the cost
-does not grow with a task per stream. If the gateway dies, its leases run out and the timer
-service marks the seats disconnected (S3).
+lease this gateway holds, every third of the lease time, one script call per 250 leases,
+so the cost does not grow with a task per stream. If the gateway dies, its leases run out
+and the timer service marks the seats disconnected (S3).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from services.common.logging import get_logger
 from services.timer.claims import TimerStore
 
-BATCH = 500
+#: Leases renewed per Redis call; the gateway's event loop yields between two calls.
+BATCH = 250
 
 log = get_logger(__name__)
 

@@ -50,6 +50,17 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 return 1
 """
 
+# Renew many leases in one step. KEYS: the presence index, then the lease keys; ARGV: the
+# lease time (ms), the new expiry (ms), then per lease its holder and its index member.
+_RENEW_LEASES = """
+local ttl, expiry = ARGV[1], ARGV[2]
+for i = 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'PX', ttl)
+  redis.call('ZADD', KEYS[1], expiry, ARGV[2 * i])
+end
+return #KEYS - 1
+"""
+
 _RELEASE_LEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -86,6 +97,7 @@ class TimerStore:
         self.redis: Any = redis
         self._claim = redis.register_script(_CLAIM)
         self._renew = redis.register_script(_RENEW_LEASE)
+        self._renew_many = redis.register_script(_RENEW_LEASES)
         self._release = redis.register_script(_RELEASE_LEASE)
         self._claim_lease = redis.register_script(_CLAIM_EXPIRED_LEASE)
 
@@ -134,17 +146,17 @@ class TimerStore:
     async def renew_many(
         self, leases: list[tuple[str, int, str]], ttl_ms: int, now_ms: int
     ) -> None:
-        """Renew many ``(table_id, seat, holder)`` leases in one pipelined round trip."""
+        """Renew many ``(table_id, seat, holder)`` leases in one script call (a call per
+        lease cost the gateway's event loop ~30 µs each: 4,000 leases stalled every stream of
+        the gateway for a moment every renewal round)."""
         if not leases:
             return
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for table_id, seat, holder in leases:
-                await self._renew(
-                    keys=[presence_lease_key(table_id, seat), PRESENCE_KEY],
-                    args=[holder, ttl_ms, now_ms + ttl_ms, f"{table_id}:{seat}"],
-                    client=pipe,
-                )
-            await pipe.execute()
+        keys = [PRESENCE_KEY]
+        args: list[str | int] = [ttl_ms, now_ms + ttl_ms]
+        for table_id, seat, holder in leases:
+            keys.append(presence_lease_key(table_id, seat))
+            args += [holder, f"{table_id}:{seat}"]
+        await self._renew_many(keys=keys, args=args)
 
     async def release_presence(self, table_id: str, seat: int, holder: str) -> bool:
         """Give a lease back (clean disconnect); only its holder can."""
