@@ -15,8 +15,11 @@ from services.common.logging import configure_logging, get_logger
 from services.common.metrics import set_build_info, start_metrics_server
 from services.common.settings import Settings
 
-#: Garbage-collector thresholds of the services (measured: -9 % gateway CPU per action).
-GC_THRESHOLDS = (50_000, 50, 1_000)
+#: Garbage-collector thresholds of the services. Fewer young collections than the default
+#: (700) save CPU, but a young generation of 50,000 objects took 10-20 ms to scan, a stall of
+#: every stream of a gateway (load bench, 1,000 tables: p99.9 39.6 ms); at 5,000 the p99.9 is
+#: 18.9 ms for the same CPU per command.
+GC_THRESHOLDS = (5_000, 50, 1_000)
 
 ServerFactory = Callable[[Settings], Awaitable[tuple[Any, int]]]
 
