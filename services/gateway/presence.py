@@ -1,7 +1,7 @@
 """The gateway's presence leases: one per open view stream, renewed in batches.
 
-A stream takes a lease on its seat when it opens (``dominos:{T}:lease:<seat>``, holder
-``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
+A stream takes a lease on its seat when it opens (field ``<seat>`` of ``dominos:{T}:leases``,
+holder ``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
 lease this gateway holds, every third of the lease time, one script call per 250 leases,
 so the cost does not grow with a task per stream. If the gateway dies, its leases run out
 and the timer service marks the seats disconnected (S3).
@@ -10,8 +10,6 @@ and the timer service marks the seats disconnected (S3).
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 from services.common.logging import get_logger
 from services.timer.claims import TimerStore
@@ -25,18 +23,11 @@ log = get_logger(__name__)
 class LeaseKeeper:
     """Takes, renews and releases this gateway's presence leases."""
 
-    def __init__(
-        self, store: TimerStore, ttl_ms: int, *, clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, store: TimerStore, ttl_ms: int) -> None:
         self.store = store
         self.ttl_ms = ttl_ms
-        self.clock = clock
         self._held: dict[str, tuple[str, int]] = {}
         self._stopped = False
-
-    def now_ms(self) -> int:
-        """The gateway clock, ms since the epoch."""
-        return int(self.clock() * 1000)
 
     @property
     def held(self) -> int:
@@ -46,7 +37,7 @@ class LeaseKeeper:
     async def take(self, table_id: str, seat: int, holder: str) -> None:
         """Take (or take over) the seat's lease for ``holder``."""
         self._held[holder] = (table_id, seat)
-        await self.store.renew_presence(table_id, seat, holder, self.ttl_ms, self.now_ms())
+        await self.store.renew_presence(table_id, seat, holder, self.ttl_ms)
 
     async def release(self, holder: str) -> bool:
         """Give the lease back; True when ``holder`` still held it (no one took over)."""
@@ -58,9 +49,8 @@ class LeaseKeeper:
     async def renew_all(self) -> None:
         """Renew every held lease, in pipelined batches."""
         leases = [(table, seat, holder) for holder, (table, seat) in list(self._held.items())]
-        now = self.now_ms()
         for start in range(0, len(leases), BATCH):
-            await self.store.renew_many(leases[start : start + BATCH], self.ttl_ms, now)
+            await self.store.renew_many(leases[start : start + BATCH], self.ttl_ms)
 
     def stop(self) -> None:
         """Stop renewing at the next round (a cancellation can be lost inside a Redis call)."""

@@ -21,7 +21,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from services.common.logging import get_logger
 from services.table.application import TableApp
 from services.table.publisher import TIMER_SUBJECT
-from services.timer.claims import presence_lease_key
+from services.timer.claims import lease_held
 from services.timer.service import TIMER_STREAM, ensure_timer_stream
 
 CONSUMER: Final = "dominos-table"
@@ -99,10 +99,7 @@ class TimerConsumer:
     async def handle(self, expired: events_pb2.TimerExpired) -> bool:
         """Act on one expiry; returns whether it changed the table."""
         if expired.deadline_kind == events_pb2.DEADLINE_KIND_PRESENCE_LEASE:
-            retaken = await self.app.store.redis.exists(
-                presence_lease_key(expired.table_id, expired.seat)
-            )
-            if retaken:
+            if await lease_held(self.app.store.redis, expired.table_id, expired.seat):
                 return False
             return await self.app.presence_expired(expired.table_id, expired.seat) is not None
         state = await self.app.expire(expired.table_id, expired.turn_number)

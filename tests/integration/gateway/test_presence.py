@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from services.gateway.presence import LeaseKeeper
-from services.timer.claims import TimerStore, presence_lease_key
+from services.timer.claims import TimerStore, presence_leases_key
 from tests.support.waiting import wait_for
 
 
@@ -46,6 +46,6 @@ async def test_only_the_current_holder_releases_a_lease(redis_client: Any) -> No
     await first.take("u" * 22, 1, "gw-a:1")
     await second.take("u" * 22, 1, "gw-b:7")  # the player reconnected through another gateway
     assert not await first.release("gw-a:1")  # the old stream must not mark the seat away
-    assert await redis_client.get(presence_lease_key("u" * 22, 1)) == b"gw-b:7"
+    assert await redis_client.hget(presence_leases_key("u" * 22), "1") == b"gw-b:7"
     assert await second.release("gw-b:7")
-    assert await redis_client.get(presence_lease_key("u" * 22, 1)) is None
+    assert await redis_client.hget(presence_leases_key("u" * 22), "1") is None

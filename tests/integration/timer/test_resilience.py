@@ -110,14 +110,12 @@ async def test_a_presence_lease_left_by_a_crashed_gateway_marks_the_seat_disconn
     assert (await client.view(guest)).seats[2].connected
     # A gateway took a lease for the seat and died without renewing or releasing it.
     leases = TimerStore(redis_client)
-    now = int(time.time() * 1000)
-    await leases.renew_presence(guest.table_id, 2, "gateway-a:conn-1", 150, now)
+    await leases.renew_presence(guest.table_id, 2, "gateway-a:conn-1", 150)
     await wait_for(lambda: _disconnected(client, guest), timeout=3, interval=0.05)
     # A lease that keeps being renewed is left alone.
     await cluster.table.app.set_presence(guest.table_id, guest.token, True)
     for _ in range(6):
-        now = int(time.time() * 1000)
-        await leases.renew_presence(guest.table_id, 2, "gateway-b:conn-2", 300, now)
+        await leases.renew_presence(guest.table_id, 2, "gateway-b:conn-2", 300)
         await asyncio.sleep(0.1)  # a gateway's renewal period, not synchronisation
     assert (await client.view(guest)).seats[2].connected
     assert await leases.release_presence(guest.table_id, 2, "gateway-b:conn-2")
