@@ -24,8 +24,7 @@ from textual.widgets import Button, Select, Static
 from services.client import texts
 from services.client.bots import ScriptedSeat
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
-from tests.support.servers import NatsServer, RedisServer
-from tests.support.services import ServiceProcess
+from tests.support.cluster import ProcessCluster
 from tests.support.waiting import wait_for
 
 TURN_S = 30.0
@@ -34,49 +33,15 @@ BREAK_S = 2.0
 SIZE = (110, 40)
 
 
-@dataclass
-class Cluster:
-    """A cluster of real processes; the gateway can be restarted on its port."""
-
-    redis: RedisServer
-    nats: NatsServer
-    table: ServiceProcess
-    timer: ServiceProcess
-    gateway: ServiceProcess
-
-    @property
-    def address(self) -> str:
-        return self.gateway.address
-
-
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    redis = RedisServer()
-    nats = NatsServer()
-    redis.start()
-    nats.start()
-    env = {
-        "DOMINOS_REDIS_URL": redis.url,
-        "DOMINOS_NATS_URL": nats.url,
-        "DOMINOS_TURN_SECONDS": str(TURN_S),
-        "DOMINOS_AWAY_TURN_SECONDS": str(AWAY_S),
-        "DOMINOS_ROUND_BREAK_SECONDS": str(BREAK_S),
-        "DOMINOS_TIMER_RETRY_SECONDS": "0.5",
-        "DOMINOS_TIMER_SWEEP_SECONDS": "0.25",
-        "DOMINOS_LOG_LEVEL": "warning",
-    }
-    table = ServiceProcess("services.table", env).start()
-    timer = ServiceProcess("services.timer", env).start()
-    gateway = ServiceProcess(
-        "services.gateway", {**env, "DOMINOS_TABLE_SERVICE_ADDR": table.address}
-    ).start()
+def cluster() -> Iterator[ProcessCluster]:
+    cluster = ProcessCluster.start(
+        turn_s=TURN_S, away_s=AWAY_S, break_s=BREAK_S, extra_env={"DOMINOS_LOG_LEVEL": "warning"}
+    )
     try:
-        yield Cluster(redis, nats, table, timer, gateway)
+        yield cluster
     finally:
-        for process in (gateway, timer, table):
-            process.stop()
-        nats.cleanup()
-        redis.cleanup()
+        cluster.stop()
 
 
 @dataclass
@@ -100,8 +65,8 @@ class Bots:
 
 
 @pytest.fixture
-async def bots(cluster: Cluster) -> AsyncIterator[Bots]:
-    seats = [ScriptedSeat(f"Bot{i}", cluster.address, seed=i) for i in range(1, 4)]
+async def bots(cluster: ProcessCluster) -> AsyncIterator[Bots]:
+    seats = [ScriptedSeat(f"Bot{i}", cluster.gateways[0].address, seed=i) for i in range(1, 4)]
     for seat in seats:
         seat.connect()
     bots = Bots(seats, [])
@@ -192,9 +157,9 @@ async def play_first_legal(pilot: Pilot[None], app: DominosApp) -> None:
 
 
 async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summary(
-    cluster: Cluster, bots: Bots
+    cluster: ProcessCluster, bots: Bots
 ) -> None:
-    app = DominosApp(cluster.address, lang="fr", player_name="Alice")
+    app = DominosApp(cluster.gateways[0].address, lang="fr", player_name="Alice")
     async with app.run_test(size=SIZE) as pilot:
         await create_and_start(pilot, app, bots)
         assert "Objectif 500" in text_of(app, "header")
@@ -294,17 +259,17 @@ async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summar
             assert earlier.startswith("Manche ")
 
 
-async def test_the_client_survives_a_gateway_restart(cluster: Cluster, bots: Bots) -> None:
-    app = DominosApp(cluster.address, lang="en", player_name="Alice")
+async def test_the_client_survives_a_gateway_restart(cluster: ProcessCluster, bots: Bots) -> None:
+    app = DominosApp(cluster.gateways[0].address, lang="en", player_name="Alice")
     async with app.run_test(size=SIZE) as pilot:
         await create_and_start(pilot, app, bots)
         await wait_for(lambda: my_turn(app), timeout=15, message="first turn")
         assert app.stream is not None and app.stream.streams_opened == 1
         before = current(app).version
 
-        await asyncio.to_thread(cluster.gateway.stop)
+        await asyncio.to_thread(cluster.gateways[0].stop)
         await wait_for(lambda: app.status.startswith("Connection lost"), timeout=10, message="lost")
-        await asyncio.to_thread(cluster.gateway.start)
+        await asyncio.to_thread(cluster.gateways[0].start)
         await wait_for(
             lambda: (
                 app.stream is not None

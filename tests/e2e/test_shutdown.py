@@ -162,8 +162,7 @@ async def test_sigterm_to_the_table_service_under_load_loses_no_acknowledged_com
         assert code == 0
         assert _not_serving_before_refusal(seen), seen[-5:]
         # Back up; the drivers' retried commands (same request ids) act once.
-        restarted = ServiceProcess("services.table", e2e.env, port=e2e.table.port, metrics=True)
-        e2e.table = await asyncio.to_thread(restarted.start)
+        e2e.table = await asyncio.to_thread(e2e.restart, e2e.table)
         await _progress(drivers, tasks, 3)
     finally:
         for driver in drivers:
@@ -191,8 +190,7 @@ async def test_sigterm_to_a_gateway_and_the_timer_under_load_exits_cleanly(
         code, seen = await _sigterm(e2e.timer)
         assert code == 0
         assert _not_serving_before_refusal(seen), seen[-5:]
-        restarted = ServiceProcess("services.timer", e2e.env, port=e2e.timer.port, metrics=True)
-        e2e.timer = await asyncio.to_thread(restarted.start)
+        e2e.timer = await asyncio.to_thread(e2e.restart, e2e.timer)
     finally:
         for driver in drivers:
             driver.stop = True
