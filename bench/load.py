@@ -600,12 +600,7 @@ class LoadFloor(Floor):
 
     async def open(self, redis_url: str, nats_url: str) -> None:
         """Connect the clients; start the floor server process and read its ticks."""
-        self._redis = Redis.from_url(redis_url, decode_responses=False)
-        self._script = self._redis.register_script("return 1")
-        self._publisher = await nats.connect(nats_url, name="bench-floor-pub")
-        self._subscriber = await nats.connect(nats_url, name="bench-floor-sub")
-        await self._subscriber.subscribe("bench.floor", cb=self._on_message)
-        await self._subscriber.flush()
+        await self.connect_clients(redis_url, nats_url)
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

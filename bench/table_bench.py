@@ -360,14 +360,18 @@ class Floor:
         self._channel: Any = None
         self._call: Any = None
 
-    async def open(self, redis_url: str, nats_url: str) -> None:
-        """Connect the clients and start the empty gRPC server (port 0)."""
+    async def connect_clients(self, redis_url: str, nats_url: str) -> None:
+        """The Redis script and the two NATS connections (publisher, subscriber) sampled."""
         self._redis = Redis.from_url(redis_url, decode_responses=False)
         self._script = self._redis.register_script("return 1")
         self._publisher = await nats.connect(nats_url, name="bench-floor-pub")
         self._subscriber = await nats.connect(nats_url, name="bench-floor-sub")
         await self._subscriber.subscribe("bench.floor", cb=self._on_message)
         await self._subscriber.flush()
+
+    async def open(self, redis_url: str, nats_url: str) -> None:
+        """Connect the clients and start the empty gRPC server (port 0)."""
+        await self.connect_clients(redis_url, nats_url)
 
         async def empty(request: bytes, context: Any) -> bytes:
             return b""

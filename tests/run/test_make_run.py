@@ -18,11 +18,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from services.client.run import PORTS, ROOT
+from services.client.run import PORTS, ROOT, grpc_serving
 from tests.support.servers import free_port, port_is_free
 from tests.support.waiting import wait_until
 
@@ -86,16 +84,6 @@ def descendants(root: int) -> set[int]:
     return found
 
 
-def gateway_serving(address: str) -> bool:
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        try:
-            reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=0.5)
-        except grpc.RpcError:
-            return False
-    return reply.status == health_pb2.HealthCheckResponse.SERVING
-
-
 @pytest.fixture
 def ports() -> dict[str, int]:
     return {spec.variable: free_port() for spec in PORTS}
@@ -133,7 +121,7 @@ def test_make_run_serves_a_demo_game_and_sigint_stops_every_process(
                 seen.setdefault(pid, cmdline(pid))
             return all(any(name in line for line in seen.values()) for name in SERVICES)
 
-        wait_until(lambda: gateway_serving(gateway), timeout=30, interval=0.1)
+        wait_until(lambda: grpc_serving(gateway), timeout=30, interval=0.1)
         wait_until(collect, timeout=10, interval=0.05, message="every service process seen")
         assert (tmp_path / "run" / "redis").is_dir() and (tmp_path / "run" / "nats").is_dir()
 
