@@ -97,7 +97,24 @@ def screen_text(app: App[Any]) -> str:
     return console.export_text()
 
 
-class StartScreen(Screen[None]):
+class DominosScreen(Screen[None]):
+    """A screen of the Dominos app: typed access to the app and its newest view."""
+
+    ready = False  # composed and mounted (``is_mounted`` turns true only after on_mount)
+
+    @property
+    def dominos(self) -> DominosApp:
+        """The app this screen belongs to."""
+        app = self.app
+        assert isinstance(app, DominosApp)
+        return app
+
+    def shown_view(self) -> game_pb2.TableView | None:
+        """The app's newest view, once the screen can show it (None before)."""
+        return self.dominos.view if self.ready else None
+
+
+class StartScreen(DominosScreen):
     """Create a table (name, target) or join one (name, invitation code)."""
 
     def __init__(self, lang: Lang, name: str) -> None:
@@ -123,8 +140,7 @@ class StartScreen(Screen[None]):
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Create or join with what the form holds."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         name = self.query_one("#name", Input).value.strip()
         if event.button.id == "create":
             target = self.query_one("#target", Select).value
@@ -135,8 +151,7 @@ class StartScreen(Screen[None]):
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter in the code field joins."""
         if event.input.id == "code" and event.value.strip():
-            app = self.app
-            assert isinstance(app, DominosApp)
+            app = self.dominos
             app.send(app.join_table(event.value, self.query_one("#name", Input).value.strip()))
 
     def show_error(self, message: str) -> None:
@@ -144,7 +159,7 @@ class StartScreen(Screen[None]):
         self.query_one("#error", Static).update(message)
 
 
-class LobbyScreen(Screen[None]):
+class LobbyScreen(DominosScreen):
     """Before the start: code, seats, target; *Start* for the host with four seated (R3)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -156,14 +171,11 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Lobby text, start button, host keys, status."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         yield Static("", id="lobby")
         yield Button(texts.ui("start", app.lang), id="start", disabled=True, variant="primary")
         yield Static("", id="lobby-hint")
         yield Static("", id="status")
-
-    ready = False  # composed and mounted (``is_mounted`` turns true only after on_mount)
 
     def on_mount(self) -> None:
         """Show the newest view."""
@@ -172,10 +184,9 @@ class LobbyScreen(Screen[None]):
 
     def refresh_view(self) -> None:
         """Redraw from the app's newest view."""
-        app = self.app
-        assert isinstance(app, DominosApp)
-        view = app.view
-        if view is None or not self.ready:
+        app = self.dominos
+        view = self.shown_view()
+        if view is None:
             return
         lang = app.lang
         self.query_one("#lobby", Static).update("\n".join(texts.lobby_lines(view, app.code, lang)))
@@ -196,22 +207,20 @@ class LobbyScreen(Screen[None]):
 
     async def action_start(self) -> None:
         """Start the game (host, four seated); the button state mirrors the rule."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         if not self.query_one("#start", Button).disabled:
             app.send(app.start_game())
 
     async def action_target(self, delta: int) -> None:
         """Change the target by ``delta`` within 50..500 (host, before the start)."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         if app.view is not None and app.view.your_seat == 0:
             target = min(500, max(50, app.view.target + delta))
             if target != app.view.target:
                 app.send(app.set_target(target))
 
 
-class GameScreen(Screen[None]):
+class GameScreen(DominosScreen):
     """The game: header, seats, turn and countdown, chain, hand, Pass, round summary."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -229,8 +238,7 @@ class GameScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """The game's widgets."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         lang = app.lang
         yield Static("", id="header")
         yield Static("", id="seats")
@@ -246,8 +254,6 @@ class GameScreen(Screen[None]):
         yield Static(texts.ui("keys", lang), id="keys")
         yield Static("", id="status")
 
-    ready = False  # composed and mounted (``is_mounted`` turns true only after on_mount)
-
     def on_mount(self) -> None:
         """Show the newest view and tick the countdown."""
         self.ready = True
@@ -256,8 +262,7 @@ class GameScreen(Screen[None]):
         self.set_interval(0.2, self.tick)
 
     def _items(self) -> list[texts.HandItem]:
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         return texts.hand_items(app.view) if app.view is not None else []
 
     def refresh_view(self) -> None:
@@ -269,10 +274,9 @@ class GameScreen(Screen[None]):
             return
 
     def _redraw(self) -> None:
-        app = self.app
-        assert isinstance(app, DominosApp)
-        view = app.view
-        if view is None or not self.ready:
+        app = self.dominos
+        view = self.shown_view()
+        if view is None:
             return
         lang = app.lang
         self.query_one("#header", Static).update(texts.header_text(view, lang))
@@ -303,8 +307,7 @@ class GameScreen(Screen[None]):
         self.tick()
 
     def _draw_hand(self, items: list[texts.HandItem]) -> None:
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         text = Text(texts.labelled(texts.ui("hand", app.lang), "", app.lang))
         for item in items:
             chosen = item.index == self.selected
@@ -320,10 +323,9 @@ class GameScreen(Screen[None]):
 
     def tick(self) -> None:
         """Redraw whose turn it is and the seconds left (R11)."""
-        app = self.app
-        assert isinstance(app, DominosApp)
-        view = app.view
-        if view is None or not self.ready:
+        app = self.dominos
+        view = self.shown_view()
+        if view is None:
             return
         left = texts.remaining_seconds(view, app.received_at, time.monotonic())
         self.query_one("#turn", Static).update(texts.turn_text(view, left, app.lang))
@@ -348,8 +350,7 @@ class GameScreen(Screen[None]):
 
     async def action_play(self, end: str) -> None:
         """Lay the selected tile on ``end`` (``left``, ``right``, or ``any``: its only end)."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         items = self._items()
         if not items or app.view is None:
             return
@@ -371,8 +372,7 @@ class GameScreen(Screen[None]):
 
     async def action_pass_turn(self) -> None:
         """Pass, only when the view says so (R9); otherwise say why not."""
-        app = self.app
-        assert isinstance(app, DominosApp)
+        app = self.dominos
         if app.view is None:
             return
         if not app.view.can_pass:
