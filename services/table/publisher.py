@@ -86,7 +86,7 @@ class EventPublisher:
         self.clear_delay_s = clear_delay_s
         #: Per table, the newest acknowledged version whose clearing is not yet sent.
         self._to_clear: dict[str, int] = {}
-        self._clearing: set[asyncio.Task[None]] = set()
+        #: The task clearing batches while any waits (one at a time).
         self._batch: asyncio.Task[None] | None = None
         #: Per recently published table, its newest version NATS acknowledged: an outbox read
         #: before its clearing landed may still hold it, and it is not published again.
@@ -136,7 +136,6 @@ class EventPublisher:
             self._to_clear[table_id] = version
         if self._batch is None:
             self._batch = asyncio.create_task(self._clear_batches())
-            self._clearing.add(self._batch)
             self._batch.add_done_callback(self._cleared)
 
     async def _clear_batches(self) -> None:
@@ -151,12 +150,11 @@ class EventPublisher:
 
     async def flush_clearing(self) -> None:
         """Wait for the clearings in flight (at shutdown; tests)."""
-        if self._clearing:
-            await asyncio.gather(*self._clearing, return_exceptions=True)
+        if self._batch is not None:
+            await asyncio.gather(self._batch, return_exceptions=True)
 
     def _cleared(self, task: asyncio.Task[None]) -> None:
         """A background clearing ended; a failure only leaves work for the relay."""
-        self._clearing.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("outbox.clear_failed", error=repr(task.exception()))
 

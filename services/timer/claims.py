@@ -12,7 +12,8 @@
   (value: its connection id) and renews it; the index ``dominos:presence`` (member
   ``<T>:<seat>``, score = expiry ms on Redis's clock) lets the timer service find leases a
   crashed gateway left behind. Claiming one removes it from the index and the hash, so one
-  replica reports it. (One hash per table rather than a key per seat: ~870 B less per table.)
+  replica reports it. (One hash per table rather than a key per seat: measured 342 B less
+  MEMORY USAGE and 385 B less used_memory per table, 2.9 fewer keys.)
 """
 
 from __future__ import annotations
