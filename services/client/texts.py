@@ -14,6 +14,9 @@ the default) and English (``"en"``).
   client clock does not matter; it never goes below zero.
 - Round summaries (D1) say how the round ended and why the scoring team scored, and spell
   out the tie rule (R14) when it applied.
+- Names, codes and the server's messages are copied into the sentences as they are, unescaped:
+  every function returns plain text, never markup, and whoever shows it must not parse it
+  (the terminal client's widgets never do, see :class:`services.client.tui.Plain`).
 """
 
 from __future__ import annotations
@@ -95,6 +98,14 @@ _UI: Final[dict[str, dict[str, str]]] = {
     "pick_end": {
         "fr": "Ce domino va des deux côtés : G (gauche) ou D (droite) ?",
         "en": "That tile fits both ends: L (left) or R (right)?",
+    },
+    "name_invalid": {
+        "fr": "Un nom a de 1 à 24 caractères, dont au moins un visible.",
+        "en": "A name has 1 to 24 characters, at least one of them visible.",
+    },
+    "name_taken": {
+        "fr": "Ce nom ressemble trop à celui d'un joueur déjà assis : choisissez-en un autre.",
+        "en": "That name looks like the name of a player already seated: choose another one.",
     },
     "reconnecting": {
         "fr": "Connexion perdue, nouvel essai dans {delay} s…",

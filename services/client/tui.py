@@ -20,9 +20,10 @@ passes; ``Q`` quits. In the hand, ``>`` marks the selected tile and ``*`` the pl
 (also highlighted in colour).
 
 All the words come from :mod:`services.client.texts` (pure, unit-tested); this module only
-lays them out. The seat's view stream is a :class:`~services.client.stream.ViewStream`: when
-the gateway restarts, the client reconnects with its seat token (backoff) and resumes from the
-new stream's first view; commands are retried with the same request id meanwhile.
+lays them out, as plain text: names, codes and the server's messages are text, never markup
+(see :class:`Plain`). The seat's view stream is a :class:`~services.client.stream.ViewStream`:
+when the gateway restarts, the client reconnects with its seat token (backoff) and resumes from
+the new stream's first view; commands are retried with the same request id meanwhile.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ __all__ = [
     "DominosApp",
     "GameScreen",
     "LobbyScreen",
+    "Plain",
     "StartScreen",
     "screen_text",
     "widget_text",
@@ -75,6 +77,8 @@ _REASONS: dict[str, str] = {
     "MUST_PLAY": "must_play",
     "NOT_YOUR_TURN": "not_your_turn",
     "TILE_DOES_NOT_FIT": "does_not_fit",
+    "NAME_INVALID": "name_invalid",
+    "NAME_TAKEN": "name_taken",
 }
 
 
@@ -95,6 +99,25 @@ def screen_text(app: App[Any]) -> str:
     )
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text()
+
+
+class Plain(Static):
+    """A :class:`Static` that shows its text as typed, never parsed as markup.
+
+    Names are text, never markup: player names, the invitation code, table ids and the
+    server's error messages reach the screen through these widgets, and any of them may hold
+    square brackets. Parsed as textual markup, a name ``[/]`` raises ``MarkupError`` (the
+    client crashes on every redraw), ``[@click=app.quit]Bob[/]`` becomes a link running an
+    action, ``[reverse]X`` or ``[$error]X`` restyles the rest of the line. Every widget of
+    this app that shows changing text is a ``Plain`` (labels and buttons show fixed words
+    only), so no string from outside is ever read as markup; styled content is passed as a
+    ``rich.text.Text`` whose styles are set by code (the hand). Escaping with
+    ``rich.markup.escape`` instead would not do: textual's markup is its own dialect, and
+    ``[$error]`` or ``[ bold]`` get through rich's escape.
+    """
+
+    def __init__(self, content: str = "", *, id: str | None = None) -> None:
+        super().__init__(content, id=id, markup=False)
 
 
 class DominosScreen(Screen[None]):
@@ -135,8 +158,8 @@ class StartScreen(DominosScreen):
             yield Label(texts.ui("code", lang))
             yield Input(max_length=16, id="code")
             yield Button(texts.ui("join", lang), id="join")
-            yield Static(texts.ui("start_keys", lang), id="start-keys")
-            yield Static("", id="error")
+            yield Plain(texts.ui("start_keys", lang), id="start-keys")
+            yield Plain("", id="error")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Create or join with what the form holds."""
@@ -156,7 +179,7 @@ class StartScreen(DominosScreen):
 
     def show_error(self, message: str) -> None:
         """Say why creating or joining failed."""
-        self.query_one("#error", Static).update(message)
+        self.query_one("#error", Plain).update(message)
 
 
 class LobbyScreen(DominosScreen):
@@ -172,10 +195,10 @@ class LobbyScreen(DominosScreen):
     def compose(self) -> ComposeResult:
         """Lobby text, start button, host keys, status."""
         app = self.dominos
-        yield Static("", id="lobby")
+        yield Plain("", id="lobby")
         yield Button(texts.ui("start", app.lang), id="start", disabled=True, variant="primary")
-        yield Static("", id="lobby-hint")
-        yield Static("", id="status")
+        yield Plain("", id="lobby-hint")
+        yield Plain("", id="status")
 
     def on_mount(self) -> None:
         """Show the newest view."""
@@ -189,16 +212,16 @@ class LobbyScreen(DominosScreen):
         if view is None:
             return
         lang = app.lang
-        self.query_one("#lobby", Static).update("\n".join(texts.lobby_lines(view, app.code, lang)))
+        self.query_one("#lobby", Plain).update("\n".join(texts.lobby_lines(view, app.code, lang)))
         seated = sum(1 for s in view.seats if s.occupied)
         host = view.your_seat == 0
         start = self.query_one("#start", Button)
         start.display = host  # only the host starts (R3)
         start.disabled = not (host and seated == 4)
-        self.query_one("#lobby-hint", Static).update(
+        self.query_one("#lobby-hint", Plain).update(
             texts.ui("lobby_host_keys" if host else "lobby_guest", lang)
         )
-        self.query_one("#status", Static).update(app.status)
+        self.query_one("#status", Plain).update(app.status)
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Start."""
@@ -240,19 +263,19 @@ class GameScreen(DominosScreen):
         """The game's widgets."""
         app = self.dominos
         lang = app.lang
-        yield Static("", id="header")
-        yield Static("", id="seats")
-        yield Static("", id="turn")
-        yield Static("", id="last-action")
-        yield Static("", id="chain")
-        yield Static("", id="ends")
-        yield Static("", id="hand")
+        yield Plain("", id="header")
+        yield Plain("", id="seats")
+        yield Plain("", id="turn")
+        yield Plain("", id="last-action")
+        yield Plain("", id="chain")
+        yield Plain("", id="ends")
+        yield Plain("", id="hand")
         with Horizontal(id="actions"):
             yield Button(texts.ui("pass", lang), id="pass", disabled=True)
-            yield Static("", id="message")
-        yield Static("", id="summary")
-        yield Static(texts.ui("keys", lang), id="keys")
-        yield Static("", id="status")
+            yield Plain("", id="message")
+        yield Plain("", id="summary")
+        yield Plain(texts.ui("keys", lang), id="keys")
+        yield Plain("", id="status")
 
     def on_mount(self) -> None:
         """Show the newest view and tick the countdown."""
@@ -279,15 +302,15 @@ class GameScreen(DominosScreen):
         if view is None:
             return
         lang = app.lang
-        self.query_one("#header", Static).update(texts.header_text(view, lang))
-        self.query_one("#seats", Static).update(
+        self.query_one("#header", Plain).update(texts.header_text(view, lang))
+        self.query_one("#seats", Plain).update(
             "\n".join(texts.seat_line(view, s, lang) for s in range(len(view.seats)))
         )
-        self.query_one("#last-action", Static).update(texts.last_action_text(view, lang))
-        self.query_one("#chain", Static).update(
+        self.query_one("#last-action", Plain).update(texts.last_action_text(view, lang))
+        self.query_one("#chain", Plain).update(
             texts.labelled(texts.ui("chain", lang), texts.chain_text(view, lang), lang)
         )
-        self.query_one("#ends", Static).update(texts.ends_text(view, lang))
+        self.query_one("#ends", Plain).update(texts.ends_text(view, lang))
         items = self._items()
         if items and not (0 <= self.selected < len(items) and items[self.selected].playable):
             playable = [i.index for i in items if i.playable]
@@ -300,10 +323,10 @@ class GameScreen(DominosScreen):
             lines.append(winner)
         elif view.phase == game_pb2.PHASE_CLOSED:
             lines.append(texts.phase_text(view, lang))
-        summary = self.query_one("#summary", Static)
+        summary = self.query_one("#summary", Plain)
         summary.update("\n".join(lines))
         summary.display = bool(lines)
-        self.query_one("#status", Static).update(app.status)
+        self.query_one("#status", Plain).update(app.status)
         self.tick()
 
     def _draw_hand(self, items: list[texts.HandItem]) -> None:
@@ -319,7 +342,7 @@ class GameScreen(DominosScreen):
                 style = "reverse dim" if chosen else "dim"
             text.append(label, style=style)
             text.append(" ")
-        self.query_one("#hand", Static).update(text)
+        self.query_one("#hand", Plain).update(text)
 
     def tick(self) -> None:
         """Redraw whose turn it is and the seconds left (R11)."""
@@ -328,11 +351,11 @@ class GameScreen(DominosScreen):
         if view is None:
             return
         left = texts.remaining_seconds(view, app.received_at, time.monotonic())
-        self.query_one("#turn", Static).update(texts.turn_text(view, left, app.lang))
+        self.query_one("#turn", Plain).update(texts.turn_text(view, left, app.lang))
 
     def say(self, message: str) -> None:
         """Show a one-line message next to the Pass button."""
-        self.query_one("#message", Static).update(message)
+        self.query_one("#message", Plain).update(message)
 
     def action_move(self, step: int) -> None:
         """Select the previous/next tile."""
@@ -487,7 +510,7 @@ class DominosApp(App[None]):
         self.status = status
         self.status_log.append(status)
         if isinstance(self.screen, (LobbyScreen, GameScreen)):
-            for widget in self.screen.query("#status").results(Static):
+            for widget in self.screen.query("#status").results(Plain):
                 widget.update(status)
 
     def _on_stream_event(self, event: StreamEvent) -> None:

@@ -2,12 +2,18 @@
 
 One NATS subscription per table per process (``dominos.v1.table.<id>``), shared by every
 local stream of that table. Each event's state is decoded once and shared; each stream
-queues at most 16 unsent states, so a slow client skips to newer versions instead of making
-the gateway buffer without bound: views are complete snapshots. A stream never
-receives a version twice or an older version after a newer one. When the bus may have lost
-messages (a reconnect) or a stream starts, the table's snapshot is read from the table
-service, so a gap always heals; a feed quiet for the resync interval is read too (its last
-event may have been lost).
+queues at most 16 unsent versions, so a slow client skips to newer versions instead of making
+the gateway buffer without bound: views are complete snapshots. A stream never receives a
+version twice or an older version after a newer one.
+
+The hub trusts the bus only for the next version. An event whose version does not follow the
+one the feed holds (a gap after a lost message, a jump, or a forgery) is not streamed: the
+table's snapshot is read from the table service instead, which is the truth; an event that
+claims a version the table never reached is counted and dropped. Snapshot reads for one
+table never overlap, so a flood of such events costs at most one read at a time per table.
+A new feed is subscribed, and the subscription confirmed by the NATS server, before its
+first snapshot is read, so no version published meanwhile is missed; a feed quiet for the
+resync interval is read too (its last event may have been lost).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dominos.v1 import events_pb2
 
@@ -27,14 +33,32 @@ from services.table.rules import TableState, decode_state
 
 log = get_logger(__name__)
 
-SnapshotReader = Callable[[str], Awaitable[TableState | None]]
+
+class Version(NamedTuple):
+    """One version of a table as a gateway holds it: the state (without its seed) and who
+    holds each seat (``TableEvent.seat_holders``)."""
+
+    state: TableState
+    holders: bytes
+
+    @property
+    def version(self) -> int:
+        """The table's version."""
+        return self.state.version
+
+
+SnapshotReader = Callable[[str], Awaitable[Version | None]]
+
+#: Unconfirmed events a feed holds while it reads the table's snapshot (more are dropped: a
+#: flood of forged events costs bounded memory; the snapshot heals what a drop skipped).
+HELD_EVENTS = 64
 
 
 class Watcher:
-    """One view stream's mailbox: the table's states not yet sent, oldest first.
+    """One view stream's mailbox: the table's versions not yet sent, oldest first.
 
-    At most ``capacity`` states wait (they are shared with every other stream of the table,
-    so a waiting state costs a reference); when a slow client lets more pile up, the oldest
+    At most ``capacity`` versions wait (they are shared with every other stream of the table,
+    so a waiting version costs a reference); when a slow client lets more pile up, the oldest
     are dropped and the client skips to newer versions: views are complete snapshots.
     """
 
@@ -47,28 +71,28 @@ class Watcher:
         self.seat = seat
         self.last_sent = 0
         self.skipped = 0
-        self._pending: deque[TableState] = deque()
+        self._pending: deque[Version] = deque()
         self._ready = asyncio.Event()
 
-    def offer(self, state: TableState) -> None:
-        """Queue ``state`` if it is newer than anything sent or queued."""
+    def offer(self, version: Version) -> None:
+        """Queue ``version`` if it is newer than anything sent or queued."""
         newest = self._pending[-1].version if self._pending else self.last_sent
-        if state.version <= newest:
+        if version.version <= newest:
             return
         if len(self._pending) >= self.capacity:
             self._pending.popleft()
             self.skipped += 1
-        self._pending.append(state)
+        self._pending.append(version)
         self._ready.set()
 
-    async def next(self) -> TableState:
-        """Wait for the next state to send; marks it sent."""
+    async def next(self) -> Version:
+        """Wait for the next version to send; marks it sent."""
         while not self._pending:
             self._ready.clear()
             await self._ready.wait()
-        state = self._pending.popleft()
-        self.last_sent = state.version
-        return state
+        version = self._pending.popleft()
+        self.last_sent = version.version
+        return version
 
 
 @dataclass
@@ -76,10 +100,20 @@ class _Feed:
     table_id: str
     watchers: set[Watcher] = field(default_factory=set)
     version: int = 0
-    state: TableState | None = None
+    current: Version | None = None
     subscription: Any = None
-    #: When the feed last got a newer state (event loop clock); a quiet feed is resynced.
+    #: When the feed last got a newer version (event loop clock); a quiet feed is resynced.
     updated_at: float = 0.0
+    #: The snapshot read in flight for this feed (never more than one).
+    confirming: asyncio.Task[None] | None = None
+    #: Events that did not follow the feed's version, by version, until a snapshot read
+    #: confirms where the table is: those that then follow are streamed, the rest dropped.
+    held: dict[int, Any] = field(default_factory=dict)
+
+    @property
+    def claimed(self) -> int:
+        """The highest version an unconfirmed event claims (0 when none waits)."""
+        return max(self.held, default=0)
 
 
 class Hub:
@@ -91,10 +125,13 @@ class Hub:
         read_snapshot: SnapshotReader,
         *,
         on_skip: Callable[[int], Any] | None = None,
+        on_rejected: Callable[[str], Any] | None = None,
     ) -> None:
         self.nc = nc
         self.read_snapshot = read_snapshot
         self.on_skip = on_skip
+        #: Called with a reason ("gap", "unconfirmed", "malformed") for each event dropped.
+        self.on_rejected = on_rejected
         self._feeds: dict[str, _Feed] = {}
         self._lock = asyncio.Lock()
 
@@ -109,7 +146,8 @@ class Hub:
         return sum(len(f.watchers) for f in self._feeds.values())
 
     async def watch(self, table_id: str, seat: int) -> Watcher:
-        """A watcher of the table, subscribed first, then primed with the current snapshot."""
+        """A watcher of the table, subscribed first (confirmed by the server), then primed
+        with the current snapshot."""
         watcher = Watcher(table_id, seat)
         async with self._lock:
             feed = self._feeds.get(table_id)
@@ -119,12 +157,15 @@ class Hub:
                 feed.subscription = await self.nc.subscribe(
                     table_subject(table_id), cb=self._handler(feed)
                 )
+                # The server has the subscription once it answers a ping sent after it: any
+                # version committed after the snapshot below reaches the feed.
+                await self.nc.flush()
             feed.watchers.add(watcher)
-            current = feed.state
+            current = feed.current
         if current is None:
-            await self.resync(table_id)  # a new feed: read the table once
+            await self._confirm(feed)  # a new feed: read the table once
         else:
-            watcher.offer(current)  # the feed is live: its newest state is current
+            watcher.offer(current)  # the feed is live: its newest version is current
         return watcher
 
     async def unwatch(self, watcher: Watcher) -> None:
@@ -141,48 +182,122 @@ class Hub:
                 with contextlib.suppress(Exception):
                     await feed.subscription.unsubscribe()
 
+    def _reject(self, feed: _Feed, reason: str, **details: Any) -> None:
+        if self.on_rejected is not None:
+            self.on_rejected(reason)
+        log.warning("gateway.event_rejected", table_id=feed.table_id, reason=reason, **details)
+
     def _handler(self, feed: _Feed) -> Callable[[Any], Awaitable[None]]:
         async def on_message(msg: Any) -> None:
             try:
                 event = events_pb2.TableEvent.FromString(msg.data)
+                if event.table_id != feed.table_id:
+                    self._reject(feed, "malformed", claimed=event.version)
+                    return
                 if event.version <= feed.version:
                     return  # a duplicate or a late re-publish
-                self.publish(feed, decode_state(event.state))
+                if feed.version == 0 or event.version != feed.version + 1:
+                    # Not the next version: confirm with the table before streaming anything.
+                    if len(feed.held) < HELD_EVENTS:
+                        feed.held[event.version] = event
+                    self._confirm_soon(feed)
+                    return
+                self._accept(feed, event)
+                self._release_held(feed)
             except Exception:
-                log.exception("gateway.bad_event", table_id=feed.table_id)
+                self._reject(feed, "malformed")
 
         return on_message
 
-    def publish(self, feed: _Feed, state: TableState) -> None:
-        """Offer a newer state of the table to all its watchers."""
-        if state.version <= feed.version:
+    def _accept(self, feed: _Feed, event: Any) -> None:
+        """Stream an event that follows the feed's version."""
+        state = decode_state(event.state)
+        if state.version != event.version or state.table_id != feed.table_id:
+            self._reject(feed, "malformed", claimed=event.version)
             return
-        feed.version = state.version
-        feed.state = state
+        self.publish(feed, Version(state, event.seat_holders))
+
+    def _release_held(self, feed: _Feed) -> None:
+        """Stream the held events that now follow the feed's version; forget older ones."""
+        while feed.held:
+            event = feed.held.pop(feed.version + 1, None)
+            if event is None:
+                break
+            try:
+                self._accept(feed, event)
+            except Exception:
+                self._reject(feed, "malformed")
+        for version in [v for v in feed.held if v <= feed.version]:
+            del feed.held[version]
+
+    def publish(self, feed: _Feed, version: Version) -> None:
+        """Offer a newer version of the table to all its watchers."""
+        if version.version <= feed.version:
+            return
+        feed.version = version.version
+        feed.current = version
         feed.updated_at = asyncio.get_running_loop().time()
         for watcher in feed.watchers:
-            watcher.offer(state)
+            watcher.offer(version)
+
+    def _confirm_soon(self, feed: _Feed) -> None:
+        """Start a snapshot read for the feed unless one is in flight (that one re-reads if
+        a claim is still above what it found)."""
+        if feed.confirming is None or feed.confirming.done():
+            task = asyncio.create_task(self._confirm_loop(feed))
+            # A failed read is logged in the loop; whoever awaits the task sees it too.
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            feed.confirming = task
+
+    async def _confirm(self, feed: _Feed) -> None:
+        """Read the table's snapshot now (or wait for the read in flight)."""
+        self._confirm_soon(feed)
+        task = feed.confirming
+        assert task is not None
+        await asyncio.shield(task)
+
+    async def _confirm_loop(self, feed: _Feed) -> None:
+        """Snapshot reads until every claimed version is either reached or shown forged: a
+        claim above the snapshot read after it was made is a version the table never had."""
+        try:
+            for _ in range(2):
+                claimed = feed.claimed
+                await self._resync_feed(feed)
+                self._release_held(feed)
+                if not feed.held or claimed == feed.claimed:
+                    break  # all claims reached, or none came in since the read: forged
+            if feed.held and self._feeds.get(feed.table_id) is feed:
+                self._reject(feed, "unconfirmed", claimed=feed.claimed, version=feed.version)
+        except Exception:
+            log.warning("gateway.resync_failed", table_id=feed.table_id, exc_info=True)
+            raise
+        finally:
+            feed.held.clear()
+
+    async def _resync_feed(self, feed: _Feed) -> None:
+        version = await self.read_snapshot(feed.table_id)
+        if version is None or self._feeds.get(feed.table_id) is not feed:
+            return
+        if version.version <= feed.version and feed.current is not None:
+            for watcher in feed.watchers:
+                watcher.offer(feed.current)
+            return
+        self.publish(feed, version)
 
     async def resync(self, table_id: str) -> None:
         """Read the table's snapshot and offer it (heals any gap in the bus)."""
-        state = await self.read_snapshot(table_id)
         feed = self._feeds.get(table_id)
-        if state is not None and feed is not None:
-            if state.version <= feed.version and feed.state is not None:
-                state = feed.state
-                for watcher in feed.watchers:
-                    watcher.offer(state)
-                return
-            self.publish(feed, state)
+        if feed is not None:
+            await self._confirm(feed)
 
     def quiet_tables(self, quiet_for_s: float) -> list[str]:
-        """The tables whose feed got no newer state for ``quiet_for_s`` seconds."""
+        """The tables whose feed got no newer version for ``quiet_for_s`` seconds."""
         now = asyncio.get_running_loop().time()
         return [t for t, feed in self._feeds.items() if now - feed.updated_at >= quiet_for_s]
 
     async def resync_all(self, quiet_for_s: float = 0.0) -> None:
         """Resync every table with local streams (after the bus reconnected), or only those
-        whose feed got no newer state for ``quiet_for_s``."""
+        whose feed got no newer version for ``quiet_for_s``."""
         for table_id in self.quiet_tables(quiet_for_s):
             try:
                 await self.resync(table_id)
@@ -192,8 +307,8 @@ class Hub:
     async def run_resync(self, interval_s: float) -> None:
         """Resync the quiet feeds periodically: a lost last event cannot leave a stream behind
         for long. A feed that got an event within the interval is not read (a missed event
-        in the middle costs nothing: every event is a complete state, the next one heals
-        it), so a busy gateway reads no snapshots."""
+        in the middle is noticed by the next one, which does not follow), so a busy gateway
+        reads no snapshots."""
         while True:
             await asyncio.sleep(interval_s)
             await self.resync_all(quiet_for_s=interval_s)

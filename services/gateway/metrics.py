@@ -22,3 +22,13 @@ UPSTREAM_FAILURES = Counter(
     "gRPC code; the client got UNAVAILABLE.",
     ["code"],
 )
+EVENTS_REJECTED = Counter(
+    "dominos_gateway_events_rejected_total",
+    "Table events not streamed because the table service did not confirm them, by reason: "
+    "unconfirmed (a version the table never reached: forged or corrupt), malformed.",
+    ["reason"],
+)
+STREAMS_REVOKED = Counter(
+    "dominos_gateway_streams_revoked_total",
+    "View streams ended because their seat was freed (PERMISSION_DENIED / TOKEN_INVALID).",
+)

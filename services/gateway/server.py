@@ -19,11 +19,11 @@ from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.gateway import metrics
-from services.gateway.hub import Hub
+from services.gateway.hub import Hub, Version
 from services.gateway.presence import LeaseKeeper
 from services.gateway.servicer import GatewayServicer
 from services.table.publisher import stop_task
-from services.table.rules import TableState, decode_state
+from services.table.rules import decode_state
 from services.timer.claims import TimerStore
 
 SERVICE_NAME = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].full_name
@@ -69,14 +69,21 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     channel = grpc.aio.insecure_channel(settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS)
     table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
-    async def read_snapshot(table_id: str) -> TableState | None:
+    async def read_snapshot(table_id: str) -> Version | None:
         metrics.RESYNCS.inc()
         reply = await table.GetSnapshot(
             table_pb2.GetSnapshotRequest(table_id=table_id), timeout=5.0
         )
-        return decode_state(reply.state) if reply.state else None
+        if not reply.state:
+            return None
+        return Version(decode_state(reply.state), reply.seat_holders)
 
-    hub = Hub(None, read_snapshot, on_skip=metrics.FANOUT_SKIPS.inc)
+    hub = Hub(
+        None,
+        read_snapshot,
+        on_skip=metrics.FANOUT_SKIPS.inc,
+        on_rejected=lambda reason: metrics.EVENTS_REJECTED.labels(reason).inc(),
+    )
 
     async def on_reconnect() -> None:
         log.info("gateway.nats_reconnected")

@@ -25,11 +25,12 @@ from typing import Any, Final, TypeVar
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 
+from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
 from services.gateway import metrics
 from services.gateway.hub import Hub
 from services.gateway.presence import LeaseKeeper
-from services.table import requests
+from services.table import credentials, requests
 from services.table.projection import table_view
 from services.table.rules import Phase
 from services.table.service_errors import DETAILS_KEY, ServiceError, abort
@@ -51,6 +52,9 @@ _UPSTREAM_TRANSIENT: Final = (
     grpc.StatusCode.DEADLINE_EXCEEDED,
 )
 _DONE = (Phase.FINISHED, Phase.CLOSED)
+#: One line per failed call would let clients flood the log while the table service is down:
+#: the lines are sampled per status code (the metric counts every failure).
+_FAILURE_LOGS = LogSampler()
 
 
 def client_address(peer: str) -> str:
@@ -82,7 +86,9 @@ def _upstream_failure(error: grpc.aio.AioRpcError) -> ServiceError:
     reaches the client."""
     code = error.code()
     level = log.warning if code in _UPSTREAM_TRANSIENT else log.error
-    level("table service call failed", code=code.name, details=error.details())
+    _FAILURE_LOGS.log(
+        level, "table service call failed", key=code, code=code.name, details=error.details()
+    )
     metrics.UPSTREAM_FAILURES.labels(code=code.name).inc()
     return ServiceError(
         grpc.StatusCode.UNAVAILABLE,
@@ -107,6 +113,14 @@ def bearer_token(context: Any) -> str:
             scheme, _, token = text.partition(" ")
             return token.strip() if scheme.lower() == "bearer" else text.strip()
     return ""
+
+
+def _seat_freed() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.PERMISSION_DENIED,
+        "TOKEN_INVALID",
+        "the seat of this token was freed; the token no longer works",
+    )
 
 
 def _token_missing() -> ServiceError:
@@ -135,7 +149,9 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self.gateway_id = gateway_id
         self.clock = clock
         self._stream_ids = itertools.count(1)
-        self._local_seats: dict[tuple[str, int], int] = {}
+        #: Open streams per (table, seat, holder of the token): a seat is connected here
+        #: while its current holder has one (an old holder's streams do not count).
+        self._local_seats: dict[tuple[str, int, bytes], int] = {}
         self._background: set[asyncio.Task[None]] = set()
         metrics.CONNECTED_SEATS.set_function(lambda: len(self._local_seats))
 
@@ -251,20 +267,31 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     async def WatchTable(  # noqa: N802
         self, request: gateway_pb2.WatchTableRequest, context: Any
     ) -> None:
-        """See gateway.proto: the current view, then one view per version; presence."""
+        """See gateway.proto: the current view, then one view per version; presence. The
+        stream belongs to its token: it ends (PERMISSION_DENIED / TOKEN_INVALID) at the first
+        version whose holder of the seat is another, before sending anything of it."""
         token = await self._token(context)
-        seat = await self._seat_of(request.table_id, token, context)
+        seat, checked_at = await self._seat_of(request.table_id, token, context)
         table_id = request.table_id
         holder = f"{self.gateway_id}:{next(self._stream_ids)}"
+        mine = credentials.token_holder(token)
         watcher = await self.hub.watch(table_id, seat)
-        key = (table_id, seat)
+        key = (table_id, seat, mine)
         self._local_seats[key] = self._local_seats.get(key, 0) + 1
         metrics.STREAMS.inc()
+        revoked = False
         with bound_context(table_id=table_id, seat=seat):
             try:
                 await self._connect(table_id, seat, token, holder)
                 while True:
-                    state = await watcher.next()  # shared with the table's other streams
+                    version = await watcher.next()  # shared with the table's other streams
+                    state = version.state
+                    if version.holders and credentials.holder_of(version.holders, seat) != mine:
+                        if state.version <= checked_at:
+                            continue  # older than the token check: a feed catching up
+                        revoked = True
+                        metrics.STREAMS_REVOKED.inc()
+                        await abort(context, _seat_freed())
                     # No view is kept between versions: an idle stream holds no message.
                     await context.write(
                         gateway_pb2.WatchTableResponse(view=table_view(state, seat, self.now_ms()))
@@ -277,20 +304,21 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 if not self._local_seats[key]:
                     del self._local_seats[key]
                 cleanup = asyncio.create_task(
-                    self._disconnect(watcher, table_id, seat, token, holder)
+                    self._disconnect(watcher, table_id, seat, token, holder, revoked=revoked)
                 )
                 self._background.add(cleanup)
                 cleanup.add_done_callback(self._background.discard)
 
-    async def _seat_of(self, table_id: str, token: str, context: Any) -> int:
-        """The seat the token proves at the table (the table service checks it): nothing of
-        the view it answers with is kept for the stream's lifetime."""
+    async def _seat_of(self, table_id: str, token: str, context: Any) -> tuple[int, int]:
+        """The seat the token proves at the table (the table service checks it) and the
+        version it was checked at: nothing of the view it answers with is kept for the
+        stream's lifetime."""
         reply = await self._forward(
             self.table.GetView,
             table_pb2.GetViewRequest(table_id=table_id, seat_token=token),
             context,
         )
-        return int(reply.view.your_seat)
+        return int(reply.view.your_seat), int(reply.view.version)
 
     async def _connect(self, table_id: str, seat: int, token: str, holder: str) -> None:
         await self.leases.take(table_id, seat, holder)
@@ -300,14 +328,23 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         )
 
     async def _disconnect(
-        self, watcher: Any, table_id: str, seat: int, token: str, holder: str
+        self,
+        watcher: Any,
+        table_id: str,
+        seat: int,
+        token: str,
+        holder: str,
+        *,
+        revoked: bool = False,
     ) -> None:
-        """After a stream ended: leave the hub, release the lease, mark the seat away."""
+        """After a stream ended: leave the hub, release the lease, mark the seat away (not
+        for a stream whose seat was freed: its token no longer speaks for the seat)."""
         with contextlib.suppress(Exception):
             await self.hub.unwatch(watcher)
         try:
             released = await self.leases.release(holder)
-            if released and (table_id, seat) not in self._local_seats:
+            mine = credentials.token_holder(token)
+            if released and not revoked and (table_id, seat, mine) not in self._local_seats:
                 await self.table.SetPresence(
                     table_pb2.SetPresenceRequest(
                         table_id=table_id, seat_token=token, connected=False

@@ -23,6 +23,7 @@ from services.common.logging import get_logger
 from services.table import credentials, metrics, requests
 from services.table.command_log import decode_log, encode_entry
 from services.table.projection import table_view
+from services.table.published import is_held, published_state, seat_holders
 from services.table.publisher import EventPublisher
 from services.table.rules import (
     Command,
@@ -145,7 +146,7 @@ class TableApp:
         self, request: gateway_pb2.CreateTableRequest
     ) -> gateway_pb2.CreateTableResponse:
         """Open a table with the caller as host (seat 0) and a fresh invitation code."""
-        rid = requests.request_id(request.request_id)
+        rid = requests.secret_request_id(request.request_id)
         host = requests.name(request.host_name)
         target = requests.target(request.target, zero_means_default=True)
         rid_hash = requests.request_hash(rid).hex()
@@ -186,7 +187,7 @@ class TableApp:
     ) -> gateway_pb2.JoinTableResponse:
         """Take the lowest free seat of the table with this code (R2, D4); failed attempts
         per peer are limited (D6)."""
-        rid = requests.request_id(request.request_id)
+        rid = requests.secret_request_id(request.request_id)
         player = requests.name(request.player_name)
         code = requests.invitation_code(request.invitation_code)
         lookup = await self.store.join_lookup(
@@ -309,11 +310,13 @@ class TableApp:
         seat = self._seat_of(loaded, token, allow_left_seat=False)
         return table_view(loaded.state, seat, self.now_ms())
 
-    async def snapshot(self, table_id: str) -> tuple[int, bytes]:
-        """The table's version and full internal state (for gateways to heal gaps)."""
+    async def snapshot(self, table_id: str) -> tuple[int, bytes, bytes]:
+        """The table's version, its state without the seed and its seat holders (for
+        gateways to confirm or heal the event stream)."""
         requests.table_id(table_id)
         loaded = await self._load(table_id)
-        return loaded.version, encode_state(loaded.state)
+        holders = seat_holders(loaded.state, lambda seat: loaded.field(f"h{seat}"))
+        return loaded.version, published_state(loaded.state), holders
 
     async def seat_of(self, table_id: str, token: str) -> tuple[LoadedTable, int]:
         """The table and the seat a token proves (for the gateway's stream authentication)."""
@@ -352,7 +355,7 @@ class TableApp:
                     self._same_payload(earlier, fingerprint)
                     state = await self._state_at(table_id, earlier.version)
                     return Outcome(state, seat, True, None)
-            if allow_left_seat and loaded.state.names[seat] == "":
+            if allow_left_seat and not is_held(loaded.state, seat):
                 raise _token_invalid()  # a freed seat may only repeat its leave
             if expected_version and loaded.version != expected_version:
                 raise ServiceError(
@@ -414,10 +417,19 @@ class TableApp:
             else events_pb2.DEADLINE_KIND_UNSPECIFIED
         )
         state_bytes = encode_state(state)
+        digests = {name: value for name, value in set_fields if name[:1] == "h"}
+
+        def digest_of(seat: int) -> bytes | None:
+            value = digests.get(f"h{seat}")
+            if value is None and loaded is not None:
+                value = loaded.field(f"h{seat}")
+            return value if isinstance(value, bytes) else None
+
         event = events_pb2.TableEvent(
             table_id=table_id,
             version=state.version,
-            state=state_bytes,
+            state=published_state(state),
+            seat_holders=seat_holders(state, digest_of),
             committed_at_ms=now,
             deadline_kind=deadline_kind,
             deadline_ms=state.deadline_ms,
@@ -477,8 +489,8 @@ class TableApp:
         for seat in range(4):
             stored = loaded.field(f"h{seat}")
             if stored is not None and credentials.same_hash(stored, digest):
-                if loaded.state.names[seat] == "" and not allow_left_seat:
-                    break
+                if not allow_left_seat and not is_held(loaded.state, seat):
+                    break  # a freed seat's token works nowhere (the host's of a closed table)
                 return seat
         raise _token_invalid()
 

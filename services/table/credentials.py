@@ -9,6 +9,9 @@
   the token itself is never stored. Deriving
   it from the nonce lets a retried create/join (same request id) return the same token
   without storing it. Verification compares the SHA-256 in constant time.
+- **Seat holders**: 8 bytes per seat naming who holds it, ``SHA-256("dominos.v1 seat holder"
+  NUL SHA-256(token))[:8]``, published with every table version so gateways can end the view
+  streams of a token whose seat was freed. A one-way function of the token: not a credential.
 """
 
 from __future__ import annotations
@@ -68,6 +71,33 @@ def token_hash(token: str) -> str:
 def token_digest(token: str) -> bytes:
     """SHA-256 of a token, 32 raw bytes: what Redis stores."""
     return hashlib.sha256(token.encode()).digest()
+
+
+HOLDER_SIZE: Final = 8
+NO_HOLDER: Final = bytes(HOLDER_SIZE)
+_HOLDER_DOMAIN: Final = b"dominos.v1 seat holder\0"
+
+
+def holder_tag(digest: bytes) -> bytes:
+    """The seat-holder value of a token, from its stored digest (:func:`token_digest`)."""
+    return hashlib.sha256(_HOLDER_DOMAIN + digest).digest()[:HOLDER_SIZE]
+
+
+def token_holder(token: str) -> bytes:
+    """The seat-holder value of a token (what a gateway binds a view stream to)."""
+    return holder_tag(token_digest(token))
+
+
+def seat_holders(digests: tuple[bytes | None, ...]) -> bytes:
+    """The seat holders of a table: per seat the holder value of its token's digest, or
+    :data:`NO_HOLDER` for a seat nobody holds (``None``)."""
+    return b"".join(NO_HOLDER if d is None else holder_tag(d) for d in digests)
+
+
+def holder_of(holders: bytes, seat: int) -> bytes:
+    """Seat ``seat``'s value in :func:`seat_holders` bytes (``NO_HOLDER`` when absent)."""
+    value = holders[seat * HOLDER_SIZE : (seat + 1) * HOLDER_SIZE]
+    return value if len(value) == HOLDER_SIZE else NO_HOLDER
 
 
 def is_token_shape(token: str) -> bool:

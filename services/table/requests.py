@@ -28,6 +28,27 @@ def request_id(value: str) -> str:
     return value
 
 
+#: A create or join request id proves its seat on a retry: at least 128 bits of randomness
+#: (22 characters of base64url; a random UUID or 32 hex digits qualify).
+MIN_SECRET_REQUEST_ID_LENGTH: Final = 22
+#: A random id of 22+ characters practically always has this many distinct characters (a
+#: random UUID misses it with odds under 1 in 10^11); "aaaa..." or "1111..." do not.
+MIN_SECRET_REQUEST_ID_SYMBOLS: Final = 6
+
+
+def secret_request_id(value: str) -> str:
+    """A valid request id of a create or join: a retry with it answers the seat token, so
+    it must be random (at least 22 characters, 6 of them different), not a counter."""
+    value = request_id(value)
+    if len(value) < MIN_SECRET_REQUEST_ID_LENGTH or len(set(value)) < MIN_SECRET_REQUEST_ID_SYMBOLS:
+        raise invalid(
+            "REQUEST_ID_MALFORMED",
+            "the request_id of a create or join is random: at least 128 bits "
+            "(22-64 characters, e.g. a random UUID)",
+        )
+    return value
+
+
 def request_hash(value: str) -> bytes:
     """The 8-byte hash a request id is remembered by."""
     return hashlib.sha256(value.encode()).digest()[:8]

@@ -4,11 +4,20 @@
 Each method binds the call's context for the logs, calls the application, and turns a
 :class:`ServiceError` into the gRPC status with its rich details; a Redis or NATS outage
 becomes UNAVAILABLE (retrying with the same request id is safe).
+
+Only values of a valid shape are bound to the log context: a ``table_id`` or ``request_id``
+that fails its validator is bound as ``"<invalid>"`` (the request itself is rejected by the
+application with its precise reason). Every rejection is counted in the metrics, but its log
+line (``table.command_rejected``) and ``table.dependency_unavailable`` are sampled per reason
+(:class:`~services.common.log_sampling.LogSampler`): a client sending bad requests as fast
+as it can does not flood the log.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, Final
 
 import grpc
 from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
@@ -16,14 +25,48 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.common.connections import DEPENDENCY_ERRORS
-from services.common.logging import bound_context, get_logger
-from services.table import metrics
+from services.common.log_sampling import LogSampler
+from services.common.logging import INVALID, REDACTED, bound_context, get_logger
+from services.table import metrics, requests
 from services.table.application import TableApp
 from services.table.service_errors import ServiceError, abort, invalid
 
 log = get_logger(__name__)
 
 _UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
+
+#: Lines of per-request failures (rejections, dependency outages), sampled per reason.
+_SAMPLED = LogSampler()
+#: Commands whose request id is a secret (it proves the seat on a retry): never logged.
+_SECRET_REQUEST_IDS: Final = frozenset({"create_table", "join_table"})
+
+
+def _checked(validate: Callable[[str], str], value: str) -> str:
+    """``value`` if ``validate`` accepts it, else :data:`INVALID`: what the logs may show."""
+    try:
+        return validate(value)
+    except ServiceError:
+        return INVALID
+
+
+def _context(
+    command: str | None, inner: Any = None, *, table_id: str | None = None
+) -> AbstractContextManager[None]:
+    """The log context of a call: its command and, when its request has them, its validated
+    ``table_id`` and ``request_id`` (never the request id of a create or join: a retry with
+    it answers the seat token)."""
+    values: dict[str, Any] = {"command": command}
+    if table_id is None and inner is not None and hasattr(inner, "table_id"):
+        table_id = inner.table_id
+    if table_id is not None:
+        values["table_id"] = _checked(requests.table_id, table_id)
+    if inner is not None and hasattr(inner, "request_id"):
+        values["request_id"] = (
+            REDACTED
+            if command in _SECRET_REQUEST_IDS
+            else _checked(requests.request_id, inner.request_id)
+        )
+    return bound_context(**values)
 
 
 class TableServicer(table_pb2_grpc.TableServiceServicer):
@@ -38,20 +81,27 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Apply one command (see table.proto)."""
         kind = request.WhichOneof("command")
         inner: Any = getattr(request, kind) if kind else None
-        with bound_context(
-            command=kind,
-            table_id=getattr(inner, "table_id", None),
-            request_id=getattr(inner, "request_id", None),
-        ):
+        with _context(kind, inner):
             try:
                 return await self._execute(request, kind, inner, context)
             except ServiceError as error:
                 metrics.COMMANDS_REJECTED.labels(kind or "none", error.reason).inc()
-                log.info("table.command_rejected", reason=error.reason, code=error.code.name)
+                _SAMPLED.log(
+                    log.info,
+                    "table.command_rejected",
+                    key=("rejected", error.reason),
+                    reason=error.reason,
+                    code=error.code.name,
+                )
                 await abort(context, error)
             except _UNAVAILABLE as error:
                 DEPENDENCY_ERRORS.labels("redis").inc()
-                log.warning("table.dependency_unavailable", error=repr(error))
+                _SAMPLED.log(
+                    log.warning,
+                    "table.dependency_unavailable",
+                    key=("unavailable", type(error).__name__),
+                    error=repr(error),
+                )
                 await abort(context, _unavailable())
 
     async def _execute(
@@ -80,7 +130,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.SetPresenceRequest, context: Any
     ) -> table_pb2.SetPresenceResponse:
         """Mark a seat connected or disconnected."""
-        with bound_context(table_id=request.table_id, command="set_presence"):
+        with _context("set_presence", table_id=request.table_id):
             try:
                 version = await self.app.set_presence(
                     request.table_id, request.seat_token, request.connected
@@ -97,25 +147,29 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.GetViewRequest, context: Any
     ) -> table_pb2.GetViewResponse:
         """A seat's current view."""
-        try:
-            view = await self.app.view(request.table_id, request.seat_token)
-            return table_pb2.GetViewResponse(view=view)
-        except ServiceError as error:
-            await abort(context, error)
-        except _UNAVAILABLE:
-            await abort(context, _unavailable())
+        with _context("get_view", table_id=request.table_id):
+            try:
+                view = await self.app.view(request.table_id, request.seat_token)
+                return table_pb2.GetViewResponse(view=view)
+            except ServiceError as error:
+                await abort(context, error)
+            except _UNAVAILABLE:
+                await abort(context, _unavailable())
 
     async def GetSnapshot(  # noqa: N802
         self, request: table_pb2.GetSnapshotRequest, context: Any
     ) -> table_pb2.GetSnapshotResponse:
         """A table's full internal state."""
-        try:
-            version, state = await self.app.snapshot(request.table_id)
-            return table_pb2.GetSnapshotResponse(version=version, state=state)
-        except ServiceError as error:
-            await abort(context, error)
-        except _UNAVAILABLE:
-            await abort(context, _unavailable())
+        with _context("get_snapshot", table_id=request.table_id):
+            try:
+                version, state, holders = await self.app.snapshot(request.table_id)
+                return table_pb2.GetSnapshotResponse(
+                    version=version, state=state, seat_holders=holders
+                )
+            except ServiceError as error:
+                await abort(context, error)
+            except _UNAVAILABLE:
+                await abort(context, _unavailable())
 
 
 def _unavailable() -> ServiceError:

@@ -293,3 +293,40 @@ def test_lobby_lines_show_the_code_and_who_is_seated() -> None:
     assert texts.lobby_lines(make_view(phase=game_pb2.PHASE_WAITING), "X", "en")[-1] == (
         "Four players: the host can start the game."
     )
+
+
+# -- names are text, never markup ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["[/]", "[@click=app.quit]Bob[/]", "[reverse]X", "[bold", "\\[x]"])
+def test_names_and_codes_are_copied_as_typed_into_every_sentence(name: str) -> None:
+    # The words are plain text: nothing is escaped here (a name shows exactly as chosen) and
+    # the terminal client never reads them as markup.
+    view = summary_view(game_pb2.ROUND_OUTCOME_DOMINO, game_pb2.TEAM_B, 9, 9, 0, domino_seat=1)
+    view.seats[1].name = name
+    view.last_round.hands.add(seat=1, tiles=[], points=0)
+    view.turn_seat = 1
+    view.last_action.kind = game_pb2.ACTION_KIND_PLAYED
+    view.last_action.seat = 1
+    view.last_action.move.tile.high = 3
+    view.last_action.move.end = game_pb2.END_LEFT
+    assert f"Équipe B ({name} et Dee) 25" in texts.header_text(view, "fr")
+    assert texts.seat_line(view, 1, "en").startswith(f"  {name} (team B)")
+    assert texts.last_action_text(view, "en") == f"{name} laid [0|3] on the left."
+    lines = texts.round_summary_lines(view, "en")
+    assert lines[0] == f"Round 2: domino! {name} (team B) laid their last tile."
+    assert lines[2] == f"Hands left: {name} — (0)"
+    assert f"domino by {name}" in texts.round_line(view, "en")
+    view.phase = game_pb2.PHASE_PLAYING
+    assert texts.turn_text(view, 5.0, "en") == f"{name}'s turn — 5 s"
+    view.phase = game_pb2.PHASE_WAITING
+    assert texts.lobby_lines(view, name, "en")[0] == f"Invitation code: {name}"
+    view.phase, view.winner = game_pb2.PHASE_FINISHED, game_pb2.TEAM_B
+    assert texts.winner_text(view, "fr").startswith(f"L'équipe B ({name} et Dee) gagne")
+
+
+def test_a_refused_name_is_explained_in_both_languages() -> None:
+    assert texts.ui("name_taken", "fr").startswith("Ce nom ressemble trop à celui d'un joueur")
+    assert texts.ui("name_taken", "en").startswith("That name looks like the name of a player")
+    assert "visible" in texts.ui("name_invalid", "fr")
+    assert "visible" in texts.ui("name_invalid", "en")

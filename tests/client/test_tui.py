@@ -15,8 +15,10 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
+import grpc
 import pytest
 from dominos.v1 import game_pb2
+from textual.content import Content
 from textual.css.query import NoMatches
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
@@ -24,6 +26,7 @@ from textual.widgets import Button, Select, Static
 from services.client import texts
 from services.client.bots import ScriptedSeat
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
+from services.table.service_errors import ServiceError
 from tests.support.cluster import ProcessCluster
 from tests.support.waiting import wait_for
 
@@ -369,3 +372,187 @@ async def test_pass_is_enabled_only_when_nothing_fits_with_passes_in_english() -
         await pilot.pause()
         assert pass_button(app).disabled
         assert ">1:[2|4]*" in text_of(app, "hand")
+
+
+# -- names are text, never markup ------------------------------------------------------------
+
+#: Names a player may choose that textual would read as markup: one that closes what is not
+#: open (MarkupError: the client crashed on every redraw), a link running an action, styles
+#: left open, textual's own ``$variable`` and spaced tags (which rich's ``escape`` misses).
+MARKUP_NAMES = ("[/]", "[@click=app.quit]Bob[/]", "[reverse]X", "[bold", "[$error]Z", "[ bold]W")
+NAME_WIDGETS = ("header", "seats", "turn", "last-action", "summary")
+
+
+def named(phase: int, names: tuple[str, str, str, str], **fields: object) -> game_pb2.TableView:
+    view = crafted(phase, **fields)
+    for seat, name in enumerate(names):
+        view.seats[seat].name = name
+    return view
+
+
+def domino_by(view: game_pb2.TableView, seat: int) -> None:
+    """A round summary naming ``seat`` (domino) and every hand, and a last action by it."""
+    view.last_round.CopyFrom(
+        game_pb2.RoundSummary(
+            round_number=4,
+            outcome=game_pb2.ROUND_OUTCOME_DOMINO,
+            scoring_team=game_pb2.TEAM_B if seat % 2 else game_pb2.TEAM_A,
+            points=9,
+            domino_seat=seat,
+            opener_seat=3,
+            hands=[game_pb2.RevealedHand(seat=s, points=s) for s in range(4)],
+        )
+    )
+    view.last_action.kind = game_pb2.ACTION_KIND_PASSED
+    view.last_action.seat = seat
+    view.last_action.passed_on.append(5)
+
+
+def plain_widget(app: DominosApp, widget_id: str) -> Static:
+    playing = app.view is not None and app.view.phase != game_pb2.PHASE_WAITING
+    screen: GameScreen | LobbyScreen = app.game_screen if playing else app.lobby_screen
+    return screen.query_one(f"#{widget_id}", Static)
+
+
+def spans_of(widget: Static) -> list[object]:
+    """The styles and actions the widget's content carries (none for plain text)."""
+    visual = widget.visual
+    assert isinstance(visual, Content), type(visual)
+    return list(visual.spans)
+
+
+async def test_a_name_closing_unopened_markup_does_not_crash_any_screen() -> None:
+    app = DominosApp(lang="en", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.code = "[/]"  # the invitation code and table id come from the server too
+        app.apply_view(named(game_pb2.PHASE_WAITING, ("Ann", "[/]", "[b]x[/i]", "Dee")))
+        await pilot.pause()
+        lobby = text_of(app, "lobby")
+        assert "Invitation code: [/]" in lobby
+        assert "\n  [/] (team B)" in lobby and "\n  [b]x[/i] (team A)" in lobby
+
+        # The game screen redraws every name on every view (and on every reconnection).
+        view = named(
+            game_pb2.PHASE_ROUND_OVER, ("Ann", "[/]", "[b]x[/i]", "Dee"), version=4, turn_seat=1
+        )
+        domino_by(view, 1)
+        app.apply_view(view)
+        await shows_game(pilot, app)
+        assert "Team A (Ann and [b]x[/i]) 0 · Team B ([/] and Dee) 0" in text_of(app, "header")
+        assert "[/] (team B) · 3 tiles" in text_of(app, "seats")
+        assert text_of(app, "last-action") == "[/] passed on five."
+        summary = text_of(app, "summary")
+        assert "Round 4: domino! [/] (team B) laid their last tile." in summary
+        assert "Hands left: Ann — (0); [/] — (1); [b]x[/i] — (2); Dee — (3)" in summary
+        app.apply_view(
+            named(game_pb2.PHASE_FINISHED, ("Ann", "[/]", "[b]x[/i]", "Dee"), version=5, winner=2)
+        )
+        await pilot.pause()
+        assert "Team B ([/] and Dee) wins the game" in text_of(app, "summary")
+        assert "[/]" in screen_text(app)
+        assert app.is_running
+
+
+async def test_a_name_with_a_click_action_is_shown_as_typed_and_clicking_it_does_nothing() -> None:
+    name = "[@click=app.quit]Bob[/]"
+    app = DominosApp(lang="en", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_view(named(game_pb2.PHASE_WAITING, ("Ann", name, "Cid", "Dee")))
+        await pilot.pause()
+        lobby = plain_widget(app, "lobby")
+        assert f"\n  {name} (team B)\n" in widget_text(lobby)
+        assert spans_of(lobby) == []  # no link, no style
+        # Where "Bob" would be drawn if the name were markup (row 3: code, target, Ann, Bob).
+        assert await pilot.click("#lobby", offset=(4, 3))
+        await pilot.pause()
+        assert app.is_running
+
+        app.apply_view(named(game_pb2.PHASE_PLAYING, ("Ann", name, "Cid", "Dee"), turn_seat=1))
+        await shows_game(pilot, app)
+        seats = plain_widget(app, "seats")
+        assert f"▶ {name} (team B)" in widget_text(seats)
+        assert text_of(app, "turn") == f"{name}'s turn — 12 s"
+        assert spans_of(seats) == [] and spans_of(plain_widget(app, "turn")) == []
+        assert await pilot.click("#seats", offset=(4, 1))
+        await pilot.pause()
+        assert app.is_running
+        assert f"{name} (team B)" in screen_text(app)
+
+
+@pytest.mark.parametrize("name", MARKUP_NAMES)
+async def test_markup_in_a_name_neither_styles_nor_hides_what_follows(name: str) -> None:
+    app = DominosApp(lang="fr", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_view(named(game_pb2.PHASE_WAITING, (name, "Bob", "Cid", "Dee")))
+        await pilot.pause()
+        lobby = plain_widget(app, "lobby")
+        assert f"  {name} (équipe A, hôte, vous)\n  Bob (équipe B)" in widget_text(lobby)
+        assert spans_of(lobby) == []
+
+        # Playing, its turn, with the last round's summary still shown: every widget names it.
+        view = named(game_pb2.PHASE_PLAYING, ("Ann", "Bob", name, "Dee"), version=4, turn_seat=2)
+        domino_by(view, 2)
+        app.apply_view(view)
+        await shows_game(pilot, app)
+        for widget_id in NAME_WIDGETS:
+            widget = plain_widget(app, widget_id)
+            assert name in widget_text(widget), widget_id
+            assert spans_of(widget) == [], widget_id
+        assert f"Équipe A (Ann et {name}) 0 · Équipe B (Bob et Dee) 0" in text_of(app, "header")
+        shown = screen_text(app)
+        assert f"{name} (équipe A) · 3 dominos" in shown
+        assert f"{name} a passé sur cinq." in shown
+
+
+async def test_error_messages_and_statuses_from_the_server_are_shown_as_typed() -> None:
+    message = "[/]no [@click=app.quit]such[/] table [reverse]"
+    app = DominosApp(lang="en", connect=False, player_name="[@click=app.quit]Bob[/]")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "[@click=app.quit]Bob[/]" in screen_text(app)  # the name field, as typed
+
+        async def refused() -> None:
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.NOT_FOUND, grpc.aio.Metadata(), grpc.aio.Metadata(), message
+            )
+
+        await app._command(refused)  # on the start screen
+        await pilot.pause()
+        error = app.screen.query_one("#error", Static)
+        assert widget_text(error) == f"NOT_FOUND : {message}"
+        assert spans_of(error) == []
+        assert app.is_running
+
+        app.apply_view(crafted(game_pb2.PHASE_WAITING))
+        await pilot.pause()
+        app.set_status(message)  # e.g. a StreamFatal's details
+        await pilot.pause()
+        assert text_of(app, "status") == message
+        assert spans_of(plain_widget(app, "status")) == []
+
+        app.apply_view(crafted(game_pb2.PHASE_PLAYING, version=4, turn_seat=1))
+        await shows_game(pilot, app)
+        await app._command(refused)  # on the game screen: next to the Pass button
+        await pilot.pause()
+        assert text_of(app, "message") == f"NOT_FOUND : {message}"
+        assert spans_of(plain_widget(app, "message")) == []
+        assert message in screen_text(app)
+
+
+async def test_a_name_refused_as_looking_like_a_seated_one_is_explained() -> None:
+    app = DominosApp(lang="fr", connect=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        taken = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NAME_TAKEN", "[/]")
+
+        async def refused() -> None:
+            raise grpc.aio.AioRpcError(
+                taken.code,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(*taken.trailing_metadata()),
+                taken.message,
+            )
+
+        await app._command(refused)
+        await pilot.pause()
+        assert widget_text(app.screen.query_one("#error", Static)) == texts.ui("name_taken", "fr")

@@ -30,10 +30,10 @@ from .engine import (
     create,
     legal_moves,
     score_round,
-    validate_name,
     validate_target,
 )
 from .errors import ALL_REASONS, ErrorKind, RuleError
+from .names import skeleton, validate_name
 from .replay import LogEntry, replay
 from .state import (
     DEFAULT_TARGET,
@@ -91,6 +91,7 @@ __all__ = [
     "legal_moves",
     "replay",
     "score_round",
+    "skeleton",
     "team_of",
     "validate_name",
     "validate_target",

@@ -12,7 +12,6 @@ on an empty chain the first tile of the hand is laid. If nothing fits, the seat 
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -44,9 +43,9 @@ from .events import (
     TargetChanged,
     TileLaid,
 )
+from .names import skeleton, validate_name
 from .state import (
     HOST_SEAT,
-    MAX_NAME_LENGTH,
     MAX_TARGET,
     MIN_TARGET,
     NOBODY,
@@ -85,18 +84,6 @@ class Transition(NamedTuple):
 
 
 # --- validation of arguments --------------------------------------------------------------
-
-
-def validate_name(name: str) -> str:
-    """The name with surrounding white space removed; ``NameInvalid`` unless it has 1 to 24
-    characters and no control, format or line-separator characters."""
-    stripped = name.strip()
-    if not stripped or len(stripped) > MAX_NAME_LENGTH:
-        raise errors.NameInvalid(f"a name has 1 to {MAX_NAME_LENGTH} characters")
-    for char in stripped:
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            raise errors.NameInvalid("a name holds no control characters")
-    return stripped
 
 
 def validate_target(target: int) -> int:
@@ -258,6 +245,9 @@ def _join(state: TableState, command: Join, now_ms: int) -> Transition:
         seat = names.index("")
     except ValueError:
         raise errors.TableFull("four players are seated") from None
+    looks = skeleton(name)
+    if any(seated and skeleton(seated) == looks for seated in names):
+        raise errors.NameTaken("a player with a name that looks the same is seated")
     event = SeatTaken(seat, name)
     new_state = state._replace(
         version=state.version + 1,

@@ -44,7 +44,7 @@ class _PermissionDeniedError(RuleError):
 
 
 class NameInvalid(_InvalidArgumentError):
-    """A player name that is empty, too long or holds control characters."""
+    """A player name that is empty, too long, holds control characters or shows nothing."""
 
     reason = "NAME_INVALID"
 
@@ -83,6 +83,13 @@ class TableFull(_FailedPreconditionError):
     """Four players are seated already (R1)."""
 
     reason = "TABLE_FULL"
+
+
+class NameTaken(_FailedPreconditionError):
+    """A join whose name looks the same as a seated player's (same skeleton, see
+    :func:`~.names.skeleton`)."""
+
+    reason = "NAME_TAKEN"
 
 
 class GameAlreadyStarted(_FailedPreconditionError):
@@ -150,6 +157,7 @@ ALL_REASONS: frozenset[str] = frozenset(
         SeatInvalid,
         NotHost,
         TableFull,
+        NameTaken,
         GameAlreadyStarted,
         NotEnoughPlayers,
         RoundNotInPlay,

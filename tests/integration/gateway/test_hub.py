@@ -1,5 +1,6 @@
 """The gateway's hub over real NATS: one subscription per table feeds every local stream;
-snapshots are read when a feed starts and, periodically, only for quiet feeds."""
+snapshots are read when a feed starts, when an event does not follow the feed's version
+(a gap, a jump or a forgery: the table service confirms), and periodically for quiet feeds."""
 
 from __future__ import annotations
 
@@ -8,45 +9,129 @@ from typing import Any
 
 from dominos.v1 import events_pb2
 
-from services.gateway.hub import Hub
+from services.gateway.hub import Hub, Version
 from services.table.publisher import table_subject
 from services.table.rules import Join, TableState, apply, encode_state
 from tests.support.waiting import wait_for
 from tests.unit.rules.builders import NOW, lobby
 
 BUSY, QUIET = "b" * 22, "q" * 22
+HOLDERS = bytes(range(32))
 
 
-async def publish(nc: Any, table_id: str, state: TableState) -> None:
+def table(table_id: str, players: int = 3) -> TableState:
+    return lobby(players)._replace(table_id=table_id)
+
+
+async def publish(nc: Any, state: TableState, *, version: int = 0, raw: bytes = b"") -> None:
     event = events_pb2.TableEvent(
-        table_id=table_id, version=state.version, state=encode_state(state)
+        table_id=state.table_id,
+        version=version or state.version,
+        state=raw or encode_state(state),
+        seat_holders=HOLDERS,
     )
-    await nc.publish(table_subject(table_id), event.SerializeToString())
+    await nc.publish(table_subject(state.table_id), event.SerializeToString())
+    await nc.flush()
+
+
+class Snapshots:
+    """The table service's answers: the truth the hub confirms against, with a read count."""
+
+    def __init__(self, *states: TableState) -> None:
+        self.states = {s.table_id: s for s in states}
+        self.reads: Counter[str] = Counter()
+
+    async def __call__(self, table_id: str) -> Version | None:
+        self.reads[table_id] += 1
+        state = self.states.get(table_id)
+        return None if state is None else Version(state, HOLDERS)
+
+
+async def _watching(nats_client: Any, state: TableState) -> tuple[Snapshots, list[str], Any]:
+    """A hub over ``state`` (its snapshot reads counted, its rejections listed) with one
+    watcher that already received the first version."""
+    snapshots = Snapshots(state)
+    rejected: list[str] = []
+    hub = Hub(nats_client, snapshots, on_rejected=rejected.append)
+    watcher = await hub.watch(state.table_id, 0)
+    assert (await watcher.next()).version == state.version
+    return snapshots, rejected, watcher
 
 
 async def test_a_periodic_resync_reads_only_the_feeds_that_got_no_event(nats_client: Any) -> None:
-    base = lobby(3)
-    reads: Counter[str] = Counter()
-
-    async def read_snapshot(table_id: str) -> TableState:
-        reads[table_id] += 1
-        return base
-
-    hub = Hub(nats_client, read_snapshot)
+    busy_state, quiet_state = table(BUSY), table(QUIET)
+    snapshots = Snapshots(busy_state, quiet_state)
+    hub = Hub(nats_client, snapshots)
     busy = await hub.watch(BUSY, 0)
     quiet = await hub.watch(QUIET, 0)
-    assert reads == {BUSY: 1, QUIET: 1}  # each new feed is read once
-    assert (await busy.next()).version == (await quiet.next()).version == base.version
-    await nats_client.flush()
+    assert snapshots.reads == {BUSY: 1, QUIET: 1}  # each new feed is read once
+    assert (await busy.next()).version == (await quiet.next()).version == busy_state.version
     # Both feeds have been quiet since their start: a resync of feeds quiet for 0.2 s waits.
-    newer = apply(base, Join("Late"), NOW).state
+    newer = apply(busy_state, Join("Late"), NOW).state
     await wait_for(lambda: len(hub.quiet_tables(0.2)) == 2, timeout=5)
-    await publish(nats_client, BUSY, newer)
+    await publish(nats_client, newer)
     assert (await busy.next()).version == newer.version
+    snapshots.states[BUSY] = newer
     await hub.resync_all(quiet_for_s=0.2)
-    assert reads == {BUSY: 1, QUIET: 2}  # the busy feed just got an event: not read
+    assert snapshots.reads == {BUSY: 1, QUIET: 2}  # the busy feed just got an event: not read
     await hub.resync_all()  # after a reconnect: every feed
-    assert reads == {BUSY: 2, QUIET: 3}
+    assert snapshots.reads == {BUSY: 2, QUIET: 3}
     for watcher in (busy, quiet):
         await hub.unwatch(watcher)
     assert hub.tables == 0
+
+
+async def test_the_next_version_is_streamed_without_a_snapshot_read(nats_client: Any) -> None:
+    state = table(BUSY)
+    snapshots = Snapshots(state)
+    hub = Hub(nats_client, snapshots)
+    watcher = await hub.watch(BUSY, 0)
+    assert (await watcher.next()).version == state.version
+    newer = apply(state, Join("Late"), NOW).state
+    await publish(nats_client, newer)
+    received = await watcher.next()
+    assert received.version == newer.version and received.holders == HOLDERS
+    assert snapshots.reads == {BUSY: 1}  # the priming read only
+
+
+async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(nats_client: Any) -> None:
+    """Issue 13: a forged event with a huge version froze every stream of the table."""
+    state = table(BUSY)
+    snapshots, rejected, watcher = await _watching(nats_client, state)
+    forged = state._replace(version=10**9, names=("Mallory", "", "", ""))
+    await publish(nats_client, forged)
+    await wait_for(lambda: rejected == ["unconfirmed"], timeout=5)
+    assert snapshots.reads[BUSY] >= 2  # the jump was checked with the table service
+    # The streams keep moving: the real next version is streamed.
+    newer = apply(state, Join("Late"), NOW).state
+    snapshots.states[BUSY] = newer
+    await publish(nats_client, newer)
+    received = await watcher.next()
+    assert received.version == newer.version
+    assert received.state.names == newer.names
+
+
+async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(nats_client: Any) -> None:
+    state = table(BUSY, players=1)
+    snapshots, rejected, watcher = await _watching(nats_client, state)
+    one = apply(state, Join("A"), NOW).state
+    two = apply(one, Join("B"), NOW).state
+    snapshots.states[BUSY] = two
+    # Version +1 was lost on the bus; +2 arrives with a tampered body but the right number.
+    await publish(nats_client, two._replace(names=("Evil", "", "", "")))
+    received = await watcher.next()
+    assert received.version == two.version
+    assert received.state.names == two.names  # the table's state, not the event's
+    assert rejected == []
+
+
+async def test_a_malformed_event_is_counted_and_dropped(nats_client: Any) -> None:
+    state = table(BUSY)
+    _, rejected, watcher = await _watching(nats_client, state)
+    await publish(nats_client, state, version=state.version + 1, raw=b"\xff garbage")
+    await nats_client.publish(table_subject(BUSY), b"\x08\x01 not a table event")
+    await wait_for(lambda: len(rejected) == 2, timeout=5)
+    assert set(rejected) == {"malformed"}
+    newer = apply(state, Join("Late"), NOW).state
+    await publish(nats_client, newer)
+    assert (await watcher.next()).version == newer.version

@@ -166,6 +166,9 @@ async def test_lobby_rules_get_their_reasons(client: TableClient, redis_client: 
     await expect(client.join(code, ""), INVALID, "NAME_INVALID")
     await expect(client.join(code, "x" * 25), INVALID, "NAME_INVALID")
     await expect(client.join("IIII0000", "Eve"), INVALID, "ID_MALFORMED")
+    await expect(client.join(code, "\u3164"), INVALID, "NAME_INVALID")  # a filler shows nothing
+    await expect(client.join(code, "BO"), PRECONDITION, "NAME_TAKEN")  # looks like "Bo"
+    await expect(client.join(code, "H\u043est"), PRECONDITION, "NAME_TAKEN")  # Cyrillic o
     assert await snapshot(redis_client, host.table_id) == before
     await client.join(code, "Cy")
     await client.join(code.lower(), "Di")  # codes are case-insensitive

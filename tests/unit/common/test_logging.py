@@ -1,4 +1,5 @@
-"""Logging: JSON lines on stdout, context bindings, redaction of secrets and hidden tiles."""
+"""Logging: JSON lines on stdout, context bindings, redaction of secrets and hidden tiles,
+bounded and escaped values."""
 
 from __future__ import annotations
 
@@ -13,27 +14,26 @@ import pytest
 import structlog
 
 from services.common.logging import (
+    MAX_DEPTH,
+    MAX_EVENT_CHARS,
+    MAX_ITEMS,
+    MAX_TRACE_CHARS,
+    MAX_VALUE_CHARS,
     REDACTED,
     bound_context,
+    bounded,
     configure_logging,
     get_logger,
     redact,
+    safe_text,
 )
+from tests.support.logs import logging_restored
 
 
 @pytest.fixture(autouse=True)
 def _restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    structlog.contextvars.clear_contextvars()
-    yield
-    structlog.contextvars.clear_contextvars()
-    structlog.reset_defaults()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in handlers:
-        root.addHandler(handler)
-    root.setLevel(level)
+    with logging_restored():
+        yield
 
 
 def lines_of(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -64,7 +64,8 @@ def test_one_json_object_per_line_with_standard_keys(capsys: pytest.CaptureFixtu
         assert stamp.utcoffset() is not None
         assert abs((datetime.now(UTC) - stamp).total_seconds()) < 60
     assert records[0]["version"] == 7
-    assert records[0]["note"] == "multi\nline text"
+    # Still one line per record; the newline inside a value is escaped (bound_processor).
+    assert records[0]["note"] == "multi\\nline text"
 
 
 def test_level_filtering(capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,3 +211,143 @@ def test_loggers_created_before_configuration_follow_it(
     (record,) = lines_of(capsys)
     assert record["logger"] == "services.early"
     assert record["service"] == "table"
+
+
+# -- bounding: client-sized values never make a line large or forge one -------------------
+
+HOSTILE = '\n\r\t\x00\x1b[31m{"event":"forged"}\u2028\u202e' + "x" * 60_000
+
+
+def test_long_values_are_truncated_at_any_depth_with_their_original_length(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging("info", "table")
+    big = "y" * 60_000
+    with bound_context(table_id=big):
+        get_logger("x").info(
+            "table.command_rejected",
+            request_id=big,
+            nested={"list": [big, {"deep": big}], big: 1},
+            short="t-1",
+        )
+    out = capsys.readouterr().out
+    assert len(out) < 2_000
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    marked = "y" * MAX_VALUE_CHARS + "...[truncated, 60000 chars]"
+    assert record["table_id"] == marked
+    assert record["request_id"] == marked
+    assert record["nested"] == {"list": [marked, {"deep": marked}], marked: 1}
+    assert record["short"] == "t-1"
+
+
+def test_control_characters_are_escaped_so_no_line_can_be_forged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging("info", "table")
+    get_logger("x").info("x", name="a\nb\x1b[2Jc\x00d\u2028e\u202ef\x85g\x7fh\ti\rj")
+    out = capsys.readouterr().out
+    (line,) = out.splitlines()
+    (record,) = [json.loads(line)]
+    assert record["name"] == "a\\nb\\x1b[2Jc\\x00d\\u2028e\\u202ef\\x85g\\x7fh\\ti\\rj"
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in record["name"])
+
+
+def test_safe_text() -> None:
+    assert safe_text("t-1") == "t-1"
+    assert safe_text("a" * MAX_VALUE_CHARS) == "a" * MAX_VALUE_CHARS
+    assert safe_text("abcdef", 3) == "abc...[truncated, 6 chars]"
+    assert safe_text("\n", 3) == "\\n"
+    assert safe_text("ab\x1b", 3) == "ab...[truncated, 3 chars]"  # no half escape
+    assert safe_text("a\x1bb", 5) == "a\\x1b...[truncated, 3 chars]"
+    assert safe_text("a\x1bb", 6) == "a\\x1bb"
+    # Whatever the input, the output is bounded (escapes included).
+    for text in (HOSTILE, "\x00" * 10_000, "\u2028" * 10_000):
+        assert len(safe_text(text)) <= MAX_VALUE_CHARS + len("...[truncated, 60000 chars]")
+
+
+def test_bounded_values() -> None:
+    assert bounded(None) is None
+    assert bounded(7) == 7 and bounded(True) is True and bounded(1.5) == 1.5
+    assert bounded(b"ab\x00") == "b'ab\\x00'"
+    assert bounded(b"z" * 1000) == repr(b"z" * 1000)[:MAX_VALUE_CHARS] + (
+        "...[truncated, 1000 bytes]"
+    )
+    assert bounded(list(range(100))) == [*range(MAX_ITEMS), f"...[+{100 - MAX_ITEMS} items]"]
+    many = bounded({f"k{i}": i for i in range(100)})
+    assert len(many) == MAX_ITEMS + 1 and many["..."] == f"[+{100 - MAX_ITEMS} items]"
+    deep: Any = "leaf"
+    for _ in range(20):
+        deep = [deep]
+    flattened = bounded(deep)
+    for _ in range(MAX_DEPTH):
+        flattened = flattened[0]
+    assert isinstance(flattened, str) and len(flattened) <= MAX_VALUE_CHARS + 40
+
+    assert bounded(2**64 - 1) == 2**64 - 1
+    assert bounded(10**60_000) == f"<int of {(10**60_000).bit_length()} bits>"
+    assert bounded({("a", "b"): 1, 3: 2, None: 3}) == {"('a', 'b')": 1, 3: 2, None: 3}
+
+    class Client:
+        def __str__(self) -> str:
+            return "\x1b" + "c" * 10_000
+
+    assert bounded(Client()).startswith("\\x1bccc")
+    assert bounded(Client()).endswith("...[truncated, 10001 chars]")
+
+
+def test_the_event_and_library_messages_are_bounded(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging("info", "table")
+    get_logger("x").info("e" * 10_000)
+    logging.getLogger("grpc._server").warning("bad call %s", HOSTILE)
+    first, second = lines_of(capsys)
+    assert first["event"] == "e" * MAX_EVENT_CHARS + "...[truncated, 10000 chars]"
+    assert second["event"].startswith("bad call \\n\\r\\t\\x00\\x1b[31m")
+    assert second["event"].endswith(f"...[truncated, {len(HOSTILE) + 9} chars]")
+    assert len(second["event"]) <= MAX_EVENT_CHARS + 30
+    assert second["logger"] == "grpc._server"
+
+
+def test_exceptions_of_client_values_are_bounded(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging("info", "table")
+    try:
+        raise ValueError(HOSTILE)
+    except ValueError:
+        get_logger("x").exception("table.crashed")
+    try:
+        raise KeyError(HOSTILE)
+    except KeyError:
+        logging.getLogger("lib").exception("library failed")
+    out = capsys.readouterr().out
+    assert len(out) < 8_000
+    for record in [json.loads(line) for line in out.splitlines()]:
+        (exception,) = record["exception"]
+        assert exception["exc_type"] in ("ValueError", "KeyError")
+        assert exception["exc_value"].endswith("chars]")
+        assert len(exception["exc_value"]) <= MAX_TRACE_CHARS + 30
+        assert exception["frames"][-1]["name"].startswith("test_exceptions")
+
+
+def test_secrets_are_redacted_before_keys_are_bounded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging("info", "gateway")
+    long_key = "k" * 200 + "_token"
+    get_logger("x").info("x", **{long_key: "secret-1"}, nested={long_key: "secret-2"})
+    out = capsys.readouterr().out
+    assert "secret-" not in out
+    (record,) = [json.loads(line) for line in out.splitlines()]
+    key = "k" * MAX_VALUE_CHARS + "...[truncated, 206 chars]"
+    assert record[key] == REDACTED
+    assert record["nested"] == {key: REDACTED}
+
+
+def test_a_flood_of_huge_values_writes_bounded_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging("info", "table")
+    log = get_logger("x")
+    for _ in range(100):
+        with bound_context(table_id=HOSTILE, request_id=HOSTILE):
+            log.info("table.command_rejected", reason="ID_MALFORMED", code=HOSTILE)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert len(lines) == 100
+    assert max(len(line) for line in lines) < 3 * (MAX_VALUE_CHARS + 40) + 300

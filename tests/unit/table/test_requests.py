@@ -4,6 +4,8 @@ contract reason before any state is read; valid values come back normalised."""
 from __future__ import annotations
 
 import hashlib
+import secrets
+import uuid
 from collections.abc import Callable
 
 import grpc
@@ -49,6 +51,30 @@ def test_a_malformed_request_id_is_invalid_argument_request_id_malformed(value: 
 @pytest.mark.parametrize("value", ["a", "a" * 64, " ", "~", "req-1 {retry: 2}", "!" * 10])
 def test_a_request_id_of_1_to_64_printable_ascii_characters_is_accepted(value: str) -> None:
     assert requests.request_id(value) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["1", "join-1", "r" * 21, "a" * 40, "ab" * 20, "0101010101010101010101", "abcde" * 8],
+)
+def test_a_create_or_join_request_id_anyone_could_guess_is_refused(value: str) -> None:
+    """Issue 13: a create/join retry answers the seat token, so its id must be a secret."""
+    assert _refusal(lambda: requests.secret_request_id(value)) == (
+        INVALID,
+        "REQUEST_ID_MALFORMED",
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [str(uuid.uuid4()), uuid.uuid4().hex, secrets.token_urlsafe(16), secrets.token_hex(32)],
+)
+def test_a_random_request_id_of_128_bits_is_a_valid_secret_request_id(value: str) -> None:
+    assert requests.secret_request_id(value) == value
+
+
+def test_random_uuids_are_practically_never_refused() -> None:
+    assert all(requests.secret_request_id(uuid.uuid4().hex) for _ in range(20_000))
 
 
 def test_request_hash_is_the_first_8_bytes_of_the_sha256_of_the_id() -> None:

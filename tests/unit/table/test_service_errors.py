@@ -30,6 +30,7 @@ EXPECTED_CODES = {
     e.SeatInvalid: grpc.StatusCode.PERMISSION_DENIED,
     e.NotHost: grpc.StatusCode.PERMISSION_DENIED,
     e.TableFull: grpc.StatusCode.FAILED_PRECONDITION,
+    e.NameTaken: grpc.StatusCode.FAILED_PRECONDITION,
     e.GameAlreadyStarted: grpc.StatusCode.FAILED_PRECONDITION,
     e.NotEnoughPlayers: grpc.StatusCode.FAILED_PRECONDITION,
     e.RoundNotInPlay: grpc.StatusCode.FAILED_PRECONDITION,

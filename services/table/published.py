@@ -1,0 +1,45 @@
+"""What the table service lets out of itself about a table: on the bus (``TableEvent``) and
+to gateways (``GetSnapshot``).
+
+- **The state without its seed.** Gateways need every hand to project each seat's view
+  (S6), but never the 128-bit deal seed: with it, anyone reading an event could compute the
+  next rounds' hands before they are dealt. The seed lives only in the table service and in
+  Redis; :func:`published_state` zeroes it.
+- **The seat holders**: per seat, a one-way value of the token that holds it
+  (:func:`services.table.credentials.holder_tag`), or zeros for a seat nobody holds. A
+  gateway binds each view stream to its token's value and ends the stream when the value of
+  its seat changes: a stream never outlives its seat.
+
+A seat is *held* while it has a player and the table is not closed by its host: when the
+host leaves, the table closes and the host's token stops working (the guests' tokens still
+read the closed table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from services.table import credentials
+from services.table.rules import Phase, TableState, encode_state
+from services.table.rules.state import HOST_SEAT, SEATS
+
+
+def published_state(state: TableState) -> bytes:
+    """The engine's encoding of ``state`` with the deal seed zeroed."""
+    return encode_state(state._replace(seed=0) if state.seed else state)
+
+
+def is_held(state: TableState, seat: int) -> bool:
+    """Whether ``seat``'s token works: the seat has a player, and it is not the host's seat
+    of a table its host closed."""
+    if not state.names[seat]:
+        return False
+    return not (seat == HOST_SEAT and state.phase is Phase.CLOSED)
+
+
+def seat_holders(state: TableState, digest_of: Callable[[int], bytes | None]) -> bytes:
+    """The seat holders of ``state`` (:func:`credentials.seat_holders`); ``digest_of(seat)``
+    gives the stored token digest of a seat."""
+    return credentials.seat_holders(
+        tuple(digest_of(seat) if is_held(state, seat) else None for seat in range(SEATS))
+    )

@@ -1,0 +1,52 @@
+"""What leaves the table service (issue 13): the state without its deal seed, and the seat
+holders that bind view streams to tokens."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from services.table import credentials
+from services.table.published import is_held, published_state, seat_holders
+from services.table.rules import Leave, Phase, Start, apply, decode_state
+from tests.unit.rules.builders import NOW, lobby
+
+TOKENS = tuple(f"{'t' * 42}{i}" for i in range(4))
+DIGESTS = {seat: credentials.token_digest(token) for seat, token in enumerate(TOKENS)}
+
+
+@given(seed=st.integers(min_value=1, max_value=2**128 - 1))
+def test_the_published_state_is_the_state_without_its_seed(seed: int) -> None:
+    state = apply(lobby(4), Start(0, seed), NOW).state
+    published = decode_state(published_state(state))
+    assert published.seed == 0
+    assert published == state._replace(seed=0)  # hands and all the rest are the same
+
+
+def test_each_held_seat_publishes_the_holder_of_its_token() -> None:
+    holders = seat_holders(lobby(4), DIGESTS.get)
+    for seat, token in enumerate(TOKENS):
+        assert credentials.holder_of(holders, seat) == credentials.token_holder(token)
+    assert len(set(holders[i : i + 8] for i in range(0, 32, 8))) == 4
+
+
+def test_a_free_seat_has_no_holder() -> None:
+    state = apply(lobby(4), Leave(2), NOW).state
+    holders = seat_holders(state, DIGESTS.get)
+    assert not is_held(state, 2)
+    assert credentials.holder_of(holders, 2) == credentials.NO_HOLDER
+    assert credentials.holder_of(holders, 1) == credentials.token_holder(TOKENS[1])
+
+
+def test_the_host_of_a_closed_table_holds_no_seat_but_the_guests_still_do() -> None:
+    closed = apply(lobby(3), Leave(0), NOW).state
+    assert closed.phase is Phase.CLOSED
+    assert not is_held(closed, 0)
+    assert [is_held(closed, seat) for seat in (1, 2, 3)] == [True, True, False]
+    holders = seat_holders(closed, DIGESTS.get)
+    assert credentials.holder_of(holders, 0) == credentials.NO_HOLDER
+
+
+def test_a_holder_value_is_not_the_stored_digest_nor_the_token() -> None:
+    holder = credentials.token_holder(TOKENS[0])
+    assert holder not in DIGESTS[0] and holder not in TOKENS[0].encode()
