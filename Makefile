@@ -8,7 +8,7 @@ STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-compare test-chaos test-chaos-short
+.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-compare test-chaos test-chaos-short
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -99,6 +99,9 @@ bench-gateway: install ## gateway: action -> all four view streams, memory per i
 bench-view-guard: install ## gateway trust checks per view (follow check, seat holder) vs the view itself
 	$(BIN)/python -m bench.view_guard_bench
 
+bench-tls: install ## table service with Redis and NATS over TLS vs plain text, in one run (play path p50)
+	$(BIN)/python -m bench.tls_bench --json bench/results/tls_bench.json
+
 bench-load: install ## whole cluster: 2,500 tables (10,000 streams), 1 action/table/5 s, vs the floor
 	$(BIN)/python -m bench.load --tables 2500
 
@@ -117,7 +120,7 @@ bench-load-smoke: install ## the load bench in ~25 s (make test runs it too)
 bench-compare: ## make bench-compare A=bench/results/x.json B=bench/results/y.json
 	$(BIN)/python -m bench.compare $(A) $(B)
 
-bench: bench-rules bench-table bench-timer bench-gateway bench-view-guard bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
+bench: bench-rules bench-table bench-timer bench-gateway bench-view-guard bench-tls bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache

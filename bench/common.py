@@ -1,13 +1,16 @@
-"""Helpers shared by the benchmarks: nearest-rank percentiles and the nats-server binary."""
+"""Helpers shared by the benchmarks: nearest-rank percentiles, the nats-server binary, and
+writing a run's figures as JSON."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 PERCENTILES: tuple[tuple[str, float], ...] = (
     ("p50", 50.0),
@@ -44,3 +47,11 @@ def nats_binary() -> str | None:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None  # find_binary: PATH
+
+
+def write_json(path: Path | None, figures: Any) -> None:
+    """Write ``figures`` to ``path`` (its folder created) as indented JSON; nothing when None."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=2) + "\n")

@@ -87,9 +87,10 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2_grpc
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, summary_ms
+from bench.common import PERCENTILES, summary_ms, write_json
 from bench.common import nats_binary as _nats_binary
 from services.client.api import CHANNEL_OPTIONS, DominosClient, SeatCredentials
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess
 
@@ -659,24 +660,44 @@ class Cluster:
 
     def start(self) -> None:
         """Redis, NATS, table, timer, gateway."""
-        self.redis = RedisServer()
+        # Redis and NATS authenticated as in production: each service is its own user.
+        self.redis = RedisServer(secrets=SESSION_SECRETS)
         self.redis.start()
-        self.nats = NatsServer(binary=_nats_binary())
+        # Authenticated as in production: each service connects as its own NATS user.
+        self.nats = NatsServer(binary=_nats_binary(), secrets=SESSION_SECRETS)
         self.nats.start()
         env = {
-            "DOMINOS_REDIS_URL": self.redis.url,
-            "DOMINOS_NATS_URL": self.nats.url,
             "DOMINOS_LOG_LEVEL": "warning",
             "DOMINOS_JOIN_RATE_LIMIT": "100000",
         }
-        table = ServiceProcess("services.table", env)
+        table = ServiceProcess(
+            "services.table",
+            {
+                **env,
+                "DOMINOS_REDIS_URL": self.redis.url_for("table"),
+                "DOMINOS_NATS_URL": self.nats.url_for("table"),
+            },
+        )
         self.services.append(table)
         table.start()
-        timer = ServiceProcess("services.timer", env)
+        timer = ServiceProcess(
+            "services.timer",
+            {
+                **env,
+                "DOMINOS_REDIS_URL": self.redis.url_for("timer"),
+                "DOMINOS_NATS_URL": self.nats.url_for("timer"),
+            },
+        )
         self.services.append(timer)
         timer.start()
         gateway = ServiceProcess(
-            "services.gateway", {**env, "DOMINOS_TABLE_SERVICE_ADDR": table.address}
+            "services.gateway",
+            {
+                **env,
+                "DOMINOS_REDIS_URL": self.redis.url_for("gateway"),
+                "DOMINOS_NATS_URL": self.nats.url_for("gateway"),
+                "DOMINOS_TABLE_SERVICE_ADDR": table.address,
+            },
         )
         self.services.append(gateway)
         gateway.start()
@@ -779,7 +800,7 @@ async def run(config: Config, cluster: Cluster) -> dict[str, Any]:
         memory, used = await measure_memory(
             cluster.gateway_address,
             pids,
-            cluster.redis.url,
+            cluster.redis.url_for("admin"),
             config.memory_tables,
             config.channels,
             config.open_concurrency,
@@ -954,9 +975,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--plays, --tables, --channels must be positive and --streams >= 4")
     results = Cluster().measure(lambda cluster: run(config, cluster))
     print_report(results)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.json, results)
     return 0
 
 

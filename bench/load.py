@@ -1378,8 +1378,8 @@ def _json_safe(value: Any) -> Any:
 async def drive(config: Config, cluster: Cluster) -> dict[str, Any]:
     """Every step of the scenario against a started cluster."""
     assert cluster.redis is not None and cluster.nats is not None
-    redis = Redis.from_url(cluster.redis.url)
-    nc = await nats.connect(cluster.nats.url, name="bench-timer-watch")
+    redis = Redis.from_url(cluster.redis.url_for("admin"))
+    nc = await nats.connect(cluster.nats.url_for("admin"), name="bench-timer-watch")
     timer = TimerWatch()
     await nc.subscribe(TIMER_SUBJECT, cb=timer.on_message)
     floor = LoadFloor()
@@ -1395,7 +1395,7 @@ async def drive(config: Config, cluster: Cluster) -> dict[str, Any]:
     }
     largest_good, broken = 0, False  # the largest N before the first bad step
     try:
-        await floor.open(cluster.redis.url, cluster.nats.url)
+        await floor.open(cluster.redis.url_for("admin"), cluster.nats.url_for("admin"))
         pids = cluster.pids()
         baseline = Baseline(
             process_memory_kb(pids.gateway)["rss_kb"] or 0, await redis_memory(redis)

@@ -43,7 +43,6 @@ import asyncio
 import contextlib
 import cProfile
 import io
-import json
 import os
 import platform
 import pstats
@@ -61,8 +60,9 @@ import nats
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2, table_pb2_grpc
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, summary_ms
+from bench.common import PERCENTILES, summary_ms, write_json
 from bench.common import nats_binary as _nats_binary
+from services.common.caller_auth import CallerCredentials
 from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.table.command_log import decode_log
@@ -70,6 +70,8 @@ from services.table.publisher import SUBJECT_PREFIX
 from services.table.rules import End, Phase, TableState, decode_state, encode_state, legal_moves
 from services.table.rules.tiles import HIGH, LOW
 from services.table.server import TableServer, create_server
+from services.table.store import TableStore
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 
 _perf_ns = time.perf_counter_ns
@@ -297,10 +299,9 @@ async def measure_commands(
 
 
 async def measure_memory(
-    driver: Driver, server: TableServer, tables: int, after: int
+    driver: Driver, server: TableServer, tables: int, after: int, store: TableStore
 ) -> dict[str, Any]:
-    """Redis footprint of tables ``after`` commands into a game."""
-    store = server.app.store
+    """Redis footprint of tables ``after`` commands into a game, read through ``store``."""
     usage: list[int] = []
     log_bytes: list[int] = []
     log_entries: list[int] = []
@@ -443,14 +444,39 @@ class Config:
     profile: bool
 
 
-async def run(config: Config, redis_url: str, nats_url: str) -> dict[str, Any]:
-    """Everything but the servers' processes: service, client, subscriber, measurements."""
+async def run(
+    config: Config,
+    redis_url: str,
+    nats_url: str,
+    observer_nats_url: str | None = None,
+    observer_redis_url: str | None = None,
+    *,
+    tls_ca_file: str = "",
+) -> dict[str, Any]:
+    """Everything but the servers' processes: service, client, subscriber, measurements.
+
+    The table service connects with ``redis_url`` and ``nats_url``; the event subscriber and
+    the floor's pub/sub with ``observer_nats_url``, the floor's script and the memory
+    measures (``MEMORY USAGE``) with ``observer_redis_url`` (default: the same; ``admin``
+    URLs when the servers have users: the table service's users may publish only table
+    events and run only its own commands). ``tls_ca_file``: the CA the table service trusts
+    for ``rediss://`` and ``tls://`` servers (``DOMINOS_REDIS_CA_FILE``,
+    ``DOMINOS_NATS_CA_FILE``); the bench's own clients then need it in ``SSL_CERT_FILE``.
+    The raw samples (ns) are in ``results["samples"]`` (not written to JSON)."""
+    observer_url = observer_nats_url or nats_url
+    observer_redis = observer_redis_url or redis_url
     settings = Settings(
         grpc_host="127.0.0.1",
         grpc_port=0,
         metrics_port=-1,
         redis_url=redis_url,
         nats_url=nats_url,
+        token_secret=SESSION_SECRETS.token_secret,
+        # The bench calls as the gateway does: with its credential (so the peer it passes on
+        # for joins is trusted).
+        table_callers=SESSION_SECRETS.gateway_credential,
+        redis_ca_file=tls_ca_file if redis_url.startswith("rediss://") else "",
+        nats_ca_file=tls_ca_file if nats_url.startswith("tls://") else "",
         shutdown_grace_seconds=1,
         round_break_seconds=0,  # only the memory phase deals a next round (see the docstring)
         log_level="warning",
@@ -458,21 +484,29 @@ async def run(config: Config, redis_url: str, nats_url: str) -> dict[str, Any]:
     profile = cProfile.Profile() if config.profile else None
     floor = Floor()
     server, port = await create_server(settings)
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    channel = grpc.aio.insecure_channel(
+        f"127.0.0.1:{port}", interceptors=[CallerCredentials(SESSION_SECRETS.gateway_credential)]
+    )
     subscriber: Any = None
     try:
         watch = EventWatch()
-        subscriber = await nats.connect(nats_url, name="bench-events")
+        subscriber = await nats.connect(observer_url, name="bench-events")
         await subscriber.subscribe(SUBJECT_PREFIX + ">", cb=watch.on_message)
         await subscriber.flush()
-        await floor.open(redis_url, nats_url)
+        await floor.open(observer_redis, observer_url)
         stub = table_pb2_grpc.TableServiceStub(channel)
         driver = Driver(stub, watch, random.Random(config.seed))
         await channel.channel_ready()
         latencies = await measure_commands(
             driver, floor, config.tables, config.warmup, config.plays, profile
         )
-        memory = await measure_memory(driver, server, config.memory_tables, config.memory_after)
+        observer = Redis.from_url(observer_redis, decode_responses=False)
+        try:
+            memory = await measure_memory(
+                driver, server, config.memory_tables, config.memory_after, TableStore(observer)
+            )
+        finally:
+            await observer.aclose()
     finally:
         await floor.close()
         await channel.close()
@@ -516,6 +550,7 @@ async def run(config: Config, redis_url: str, nats_url: str) -> dict[str, Any]:
         "floor_ms": floor_ms,
         "floor_sum_ms": floor_sum,
         "t_event_p50_over_floor_p50": event["p50"] / floor_sum["p50"],
+        "samples": {"rpc_ns": latencies.rpc_ns, "event_ns": latencies.event_ns},
     }
 
 
@@ -593,19 +628,25 @@ def main(argv: list[str] | None = None) -> int:
     redis_server: RedisServer | None = None
     nats_server: NatsServer | None = None
     try:
-        redis_server = RedisServer()
-        nats_server = NatsServer(binary=_nats_binary())
+        redis_server = RedisServer(secrets=SESSION_SECRETS)
+        nats_server = NatsServer(binary=_nats_binary(), secrets=SESSION_SECRETS)
         redis_server.start()
         nats_server.start()
-        results = asyncio.run(run(config, redis_server.url, nats_server.url))
+        results = asyncio.run(
+            run(
+                config,
+                redis_server.url_for("table"),
+                nats_server.url_for("table"),
+                nats_server.url_for("admin"),
+                redis_server.url_for("admin"),
+            )
+        )
     finally:  # stop the processes and remove their data directories, whatever happened
         for managed in (nats_server, redis_server):
             if managed is not None:
                 managed.cleanup()
     print_report(results)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.json, {key: value for key, value in results.items() if key != "samples"})
     return 0
 
 

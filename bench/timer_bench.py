@@ -57,7 +57,6 @@ import asyncio
 import contextlib
 import cProfile
 import io
-import json
 import math
 import os
 import platform
@@ -77,13 +76,14 @@ import nats
 from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, nats_binary
+from bench.common import PERCENTILES, nats_binary, write_json
 from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.table.credentials import new_table_id
 from services.table.publisher import TIMER_SUBJECT, table_subject
 from services.table.store import DEADLINES_KEY, table_key
 from services.timer.server import TimerServer, create_server
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import ManagedServer, NatsServer, RedisServer
 
 TARGET_P99_MS = 10.0
@@ -301,8 +301,8 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
         grpc_host="127.0.0.1",
         grpc_port=0,
         metrics_port=-1,
-        redis_url=redis_server.url,
-        nats_url=nats_server.url,
+        redis_url=redis_server.url_for("timer"),
+        nats_url=nats_server.url_for("timer"),
         timer_retry_seconds=RETRY_S,
         timer_sweep_seconds=SWEEP_S,
         shutdown_grace_seconds=1,
@@ -316,14 +316,19 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
     subscriber: Any = None
     queue: asyncio.Queue[str | None] | None = None
     mover: asyncio.Task[None] | None = None
-    redis = Redis.from_url(redis_server.url, decode_responses=False)
+    # The load writes the clocks as the table service would, and reads them as an operator.
+    redis = Redis.from_url(redis_server.url_for("admin"), decode_responses=False)
     server: TimerServer | None = None
     try:
         async with asyncio.timeout(SETUP_TIMEOUT_S):
             server, _ = await create_server(settings)
-            loader = await nats.connect(nats_server.url, name="bench-timer-load")
+            # The load plays the table service (it publishes table events); the subscriber
+            # observes the expiries as an operator would.
+            loader = await nats.connect(nats_server.url_for("table"), name="bench-timer-load")
             subscriber = await nats.connect(
-                nats_server.url, name="bench-timer-expired", pending_size=64 * 1024 * 1024
+                nats_server.url_for("admin"),
+                name="bench-timer-expired",
+                pending_size=64 * 1024 * 1024,
             )
         launched_s = time.time()
         first_ms = round((launched_s + config.lead_s) * 1000)
@@ -579,8 +584,8 @@ def main(argv: list[str] | None = None) -> int:
     redis_server: RedisServer | None = None
     nats_server: NatsServer | None = None
     try:
-        redis_server = RedisServer()
-        nats_server = NatsServer(binary=nats_binary())
+        redis_server = RedisServer(secrets=SESSION_SECRETS)
+        nats_server = NatsServer(binary=nats_binary(), secrets=SESSION_SECRETS)
         redis_server.start()
         nats_server.start()
         results = asyncio.run(run(config, redis_server, nats_server))
@@ -589,9 +594,7 @@ def main(argv: list[str] | None = None) -> int:
             if managed is not None:
                 managed.cleanup()
     print_report(results, timeline=args.timeline)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.json, results)
     if not results["ok"]:
         print(
             f"FAILED: {results['missing']} deadlines did not fire,"

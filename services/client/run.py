@@ -8,7 +8,10 @@ which prints how to play once the gateway answers. This launcher:
 1. resolves the ports (defaults below, each overridable by its environment variable) and
    checks they are all free; when one is taken it says which, by which process, and how to
    pick another, and exits with status 2 without starting anything;
-2. creates the data directory (``$DOMINOS_RUN_DIR``, default ``.run/``: ``redis/``, ``nats/``);
+2. creates the data directory (``$DOMINOS_RUN_DIR``, default ``.run/``: ``redis/``, ``nats/``)
+   and the cluster's secrets (``secrets.json``, mode 0600, kept across runs), from which it
+   writes Redis's ACL file (``redis/users.acl``) and the nats-server config (``nats.conf``):
+   every service connects as its own user with its own permissions, as in production;
 3. replaces itself (``exec``) with ``honcho start -f Procfile``, which prefixes every log
    line with its process name. Ctrl-C (SIGINT) or SIGTERM stops every process; honcho
    SIGKILLs what is still alive 5 s later.
@@ -25,17 +28,18 @@ Ports and data (variable: default, what):
 - ``DOMINOS_RUN_DIR``: ``.run``, the data of Redis (append-only file, so tables survive a
   restart of ``make run``) and NATS (JetStream store). Delete it for a fresh start.
 
-The Procfile sets each service's addresses (``DOMINOS_GRPC_*``, ``DOMINOS_METRICS_PORT``,
-``DOMINOS_REDIS_URL``, ``DOMINOS_NATS_URL``, ``DOMINOS_TABLE_SERVICE_ADDR``, all on
-127.0.0.1) and a 2 s shutdown grace; every other ``DOMINOS_*`` variable reaches the services
+The Procfile sets each service's addresses (``DOMINOS_GRPC_*``, ``DOMINOS_METRICS_*``,
+``DOMINOS_TABLE_SERVICE_ADDR``, all on 127.0.0.1) and a 2 s shutdown grace; ``wait --as``
+adds its identity (Redis and NATS URLs with its user, its token secret or caller
+credential, from ``secrets.json``); every other ``DOMINOS_*`` variable reaches the services
 unchanged, so timers can be shortened for a demo:
 ``DOMINOS_TURN_SECONDS=15 DOMINOS_ROUND_BREAK_SECONDS=2 make run``.
 
 Two helper subcommands are used by the Procfile itself:
 
-- ``wait [--redis H:P] [--nats H:P] [--grpc H:P] [--timeout S] -- CMD...``: poll until Redis
-  answers ``PING``, NATS greets with JetStream on, the gRPC health check says SERVING, then
-  ``exec`` CMD (so a service never starts before what it needs);
+- ``wait [--as SERVICE] [--redis H:P] [--nats H:P] [--grpc H:P] [--timeout S] -- CMD``:
+  poll until Redis answers ``PING``, NATS greets with JetStream on, the gRPC health check
+  says SERVING, then ``exec`` CMD (so a service never starts before what it needs);
 - ``announce --gateway H:P``: wait for the gateway's health, print how to play, then idle
   until stopped.
 """
@@ -59,6 +63,10 @@ from typing import Final
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.common.cluster_auth.nats import nats_server_config
+from services.common.cluster_auth.redis import acl_file
+from services.common.cluster_auth.secrets import SERVICES, ClusterSecrets
 
 __all__ = [
     "PORTS",
@@ -246,6 +254,7 @@ def _up(args: argparse.Namespace) -> int:
     run_dir = Path(env.get(RUN_DIR_VARIABLE, "") or ROOT / ".run").resolve()
     for sub in ("redis", "nats"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
+    write_server_configs(run_dir, ports)
     child_env = launch_env(env, ports, run_dir)
     gateway = ports["DOMINOS_RUN_GATEWAY_PORT"]
     print(
@@ -280,11 +289,12 @@ def _read_line(sock: socket.socket) -> bytes:
 
 
 def redis_ready(address: str) -> bool:
-    """Redis answers ``PING`` with ``+PONG`` (not ``-LOADING`` while its AOF replays)."""
+    """Redis answers ``PING`` with ``+PONG``, or ``-NOAUTH`` when it requires a user (not
+    ``-LOADING`` while its AOF replays)."""
     with socket.create_connection(_split(address), timeout=0.5) as sock:
         sock.settimeout(0.5)
         sock.sendall(b"PING\r\n")
-        return _read_line(sock).startswith(b"+PONG")
+        return _read_line(sock).startswith((b"+PONG", b"-NOAUTH"))
 
 
 def nats_ready(address: str) -> bool:
@@ -339,6 +349,45 @@ def _checks(args: argparse.Namespace) -> list[tuple[str, Callable[[], bool]]]:
     return checks
 
 
+def secrets_path(run_dir: Path) -> Path:
+    """Where ``make run`` keeps its cluster's secrets (generated on the first start)."""
+    return run_dir / "secrets.json"
+
+
+def write_server_configs(run_dir: Path, ports: Mapping[str, int]) -> ClusterSecrets:
+    """The secrets of the local cluster (created on the first start), and the Redis ACL file
+    and nats-server config that enforce them: the local run authenticates every service
+    exactly as production does."""
+    secrets = ClusterSecrets.load_or_create(secrets_path(run_dir))
+    nats = nats_server_config(
+        secrets,
+        server_name="dominos-run",
+        host=LOCALHOST,
+        port=ports["DOMINOS_RUN_NATS_PORT"],
+        store_dir=run_dir / "nats",
+    )
+    for path, text in (
+        (run_dir / "redis" / "users.acl", acl_file(secrets)),
+        (run_dir / "nats.conf", nats),
+    ):
+        path.write_text(text)
+        path.chmod(0o600)
+    return secrets
+
+
+def _identity_env(service: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that make a service of ``make run`` itself: its Redis and NATS URLs
+    with its own user, and its own secrets, from ``$DOMINOS_RUN_DIR/secrets.json``."""
+    run_dir = Path(env.get(RUN_DIR_VARIABLE, "") or ROOT / ".run")
+    secrets = ClusterSecrets.load_or_create(secrets_path(run_dir))
+    ports = resolve_ports(env)
+    return secrets.service_env(
+        service,
+        redis=f"{LOCALHOST}:{ports['DOMINOS_RUN_REDIS_PORT']}",
+        nats=f"{LOCALHOST}:{ports['DOMINOS_RUN_NATS_PORT']}",
+    )
+
+
 def _wait(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -353,6 +402,8 @@ def _wait(args: argparse.Namespace) -> int:
     # The launcher's own variables mean nothing to the services (which would warn about
     # unknown DOMINOS_* variables): drop them.
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOMINOS_RUN_")}
+    if args.identity:
+        env.update(_identity_env(args.identity, os.environ))
     os.execvpe(command[0], command, env)
     return 0  # pragma: no cover
 
@@ -389,6 +440,12 @@ def parser() -> argparse.ArgumentParser:
     wait.add_argument("--nats", action="append", metavar="HOST:PORT")
     wait.add_argument("--grpc", action="append", metavar="HOST:PORT")
     wait.add_argument("--timeout", type=float, default=60.0)
+    wait.add_argument(
+        "--as",
+        dest="identity",
+        choices=SERVICES,
+        help="run the command as this service: its Redis/NATS users and secrets",
+    )
     wait.add_argument("command", nargs=argparse.REMAINDER)
     wait.set_defaults(handler=_wait)
     announce = sub.add_parser("announce", help="say how to play once the gateway is up")

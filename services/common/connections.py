@@ -1,12 +1,17 @@
 """Connections to Redis and NATS, the same for every service, with their health metrics.
 
 NATS reconnects forever (the bus must come back by itself after a restart); every
-disconnection, reconnection and asynchronous error is counted. Redis errors are counted by
+disconnection, reconnection and asynchronous error is counted. The NATS credentials travel
+in ``DOMINOS_NATS_URL`` (``nats://<identity>:<password>@host:port``); with ``tls://`` URLs
+the server's certificate is verified against ``DOMINOS_NATS_CA_FILE`` (else the system's
+CAs), and ``DOMINOS_NATS_CERT_FILE`` / ``DOMINOS_NATS_KEY_FILE`` are presented to servers
+that verify clients. Redis errors are counted by
 the code that meets them (:data:`DEPENDENCY_ERRORS`).
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,7 +21,7 @@ from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
 
 from services.common.logging import get_logger
-from services.common.settings import Settings
+from services.common.settings import Settings, SettingsError
 
 DEPENDENCY_ERRORS = Counter(
     "dominos_dependency_errors_total",
@@ -35,10 +40,27 @@ NATS_PING_INTERVAL_S = 5
 NATS_MAX_OUTSTANDING_PINGS = 2
 
 
+def nats_tls_context(settings: Settings) -> ssl.SSLContext | None:
+    """The TLS context of the NATS connection, or None when no TLS file is configured (then
+    a ``tls://`` URL uses nats-py's default: the system's CAs). Raises ``SettingsError``
+    for a key without a certificate, ``OSError``/``ssl.SSLError`` for unreadable files."""
+    if settings.nats_key_file and not settings.nats_cert_file:
+        raise SettingsError("DOMINOS_NATS_KEY_FILE", "needs DOMINOS_NATS_CERT_FILE")
+    if not (settings.nats_ca_file or settings.nats_cert_file):
+        return None
+    context = ssl.create_default_context(
+        ssl.Purpose.SERVER_AUTH, cafile=settings.nats_ca_file or None
+    )
+    if settings.nats_cert_file:
+        context.load_cert_chain(settings.nats_cert_file, settings.nats_key_file or None)
+    return context
+
+
 async def connect_nats(
     settings: Settings, name: str, *, reconnected: Callable[[], Awaitable[None]] | None = None
 ) -> NatsClient:
     """A NATS connection that reconnects forever; ``reconnected`` runs after each reconnection."""
+    tls = nats_tls_context(settings)
 
     async def on_disconnected() -> None:
         NATS_DISCONNECTS.inc()
@@ -67,6 +89,7 @@ async def connect_nats(
         disconnected_cb=on_disconnected,
         reconnected_cb=on_reconnected,
         error_cb=on_error,
+        tls=tls,
     )
 
 
@@ -81,11 +104,32 @@ REDIS_SOCKET_TIMEOUT_S = 5.0
 REDIS_CONNECT_TIMEOUT_S = 2.0
 
 
+def redis_tls_options(settings: Settings) -> dict[str, Any]:
+    """The TLS options of the Redis pool: with a ``rediss://`` URL the server's certificate is
+    verified (hostname included) against ``DOMINOS_REDIS_CA_FILE``, else the system's CAs.
+    Raises ``SettingsError`` for a CA file without a ``rediss://`` URL (TLS was meant, the
+    connection would be plain text)."""
+    tls = settings.redis_url.startswith("rediss://")
+    if settings.redis_ca_file and not tls:
+        raise SettingsError("DOMINOS_REDIS_CA_FILE", "needs a rediss:// DOMINOS_REDIS_URL")
+    if not tls:
+        return {}
+    return {"ssl_cert_reqs": "required", "ssl_ca_certs": settings.redis_ca_file or None}
+
+
 def connect_redis(settings: Settings) -> Redis:
     """A Redis client (bytes responses, keepalive, periodic health checks) whose pool waits
-    for a free connection instead of failing when all are busy."""
+    for a free connection instead of failing when all are busy.
+
+    The identity and its password travel in ``DOMINOS_REDIS_URL``
+    (``redis://<identity>:<password>@host:port/0``; ``rediss://`` for TLS, see
+    :func:`redis_tls_options`). A connection sends ``HELLO 3 AUTH`` and then, idle for 10 s,
+    ``PING``: both within every service's ACL (``services.common.cluster_auth.redis``); no
+    ``CLIENT SETINFO`` (``driver_info=None``), which the ACLs do not grant."""
     pool = BlockingConnectionPool.from_url(
         settings.redis_url,
+        driver_info=None,
+        **redis_tls_options(settings),
         max_connections=REDIS_POOL_SIZE,
         timeout=REDIS_POOL_WAIT_S,
         decode_responses=False,

@@ -35,7 +35,7 @@ def run_service(service: str, create_server: ServerFactory) -> None:
     for name in Settings.unknown_variables():
         log.warning("settings.unknown_variable", variable=name)
     set_build_info(service)
-    metrics_port = start_metrics_server(settings.metrics_port)
+    metrics_port = start_metrics_server(settings.metrics_port, addr=settings.metrics_host)
     log.info("service.starting", metrics_port=metrics_port, settings=settings.public_dict())
 
     async def serve() -> None:

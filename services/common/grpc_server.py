@@ -13,8 +13,9 @@ Every service builds its server the same way::
 
 :class:`ServiceRuntime` creates a ``grpc.aio`` server with :data:`SERVER_OPTIONS`, registers
 the caller's servicers, the ``grpc.health.v1.Health`` servicer (overall status ``""`` and one
-status per service name) and server reflection (``grpc.reflection.v1alpha``) listing the given
-services plus health and reflection, binds ``host:port`` (port 0 picks a free port) and starts.
+status per service name) and server reflection (``grpc.reflection.v1`` and ``v1alpha``,
+:mod:`services.common.reflection`) listing the given services plus health and reflection and
+describing only their files, binds ``host:port`` (port 0 picks a free port) and starts.
 
 Shutdown, whether triggered by SIGTERM/SIGINT (:func:`serve_until_signal`) or
 programmatically (:meth:`ServiceRuntime.request_shutdown` / :meth:`ServiceRuntime.shutdown`),
@@ -46,6 +47,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common import reflection as served_reflection
 from services.common.grpc_metrics import MetricsInterceptor
 from services.common.logging import get_logger
 
@@ -256,9 +258,7 @@ class ServiceRuntime:
         for register in self._registrars:
             register(server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection(
-            (*self._service_names, HEALTH_SERVICE_NAME, REFLECTION_SERVICE_NAME), server
-        )
+        served_reflection.enable(server, (*self._service_names, HEALTH_SERVICE_NAME))
         address = _join_host_port(self._host, self._requested_port)
         try:
             port = server.add_insecure_port(address)

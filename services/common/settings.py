@@ -28,6 +28,7 @@ the two identical):
 | `DOMINOS_GRPC_PORT` | `50051` | 0 to 65535 | gRPC listen port; 0 picks a free port. |
 | `DOMINOS_METRICS_PORT` | `9100` | -1 to 65535 | Prometheus `/metrics` HTTP port; 0 picks a free port, -1 disables the endpoint. |
 | `DOMINOS_REDIS_URL` | `redis://127.0.0.1:6379/0` | `redis://`, `rediss://` or `unix://` URL | Redis holding all table state. |
+| `DOMINOS_REDIS_CA_FILE` | `` | file path, or empty | PEM file of the CA that signed the Redis server's certificate (needs a `rediss://` URL); empty: the system's CAs. |
 | `DOMINOS_NATS_URL` | `nats://127.0.0.1:4222` | comma-separated `nats://`, `tls://`, `ws://`, `wss://` URLs | NATS server(s) of the message bus. |
 | `DOMINOS_TABLE_SERVICE_ADDR` | `127.0.0.1:50051` | `host:port` or gRPC target (`dns:///table:50051`) | Where the gateway reaches the table service. |
 | `DOMINOS_TURN_SECONDS` | `45` | > 0 and <= 3600 | Time a connected player has for a turn before auto-play (R11). |
@@ -43,8 +44,15 @@ the two identical):
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
 | `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
 | `DOMINOS_NATS_STREAM_REPLICAS` | `1` | 1 to 5 | Replicas of the JetStream streams the services create (3 on a 3-node NATS cluster). |
+| `DOMINOS_NATS_CA_FILE` | `` | file path, or empty | PEM file of the CA that signed the NATS servers' certificates (use `tls://` URLs); empty: the system's CAs. |
+| `DOMINOS_NATS_CERT_FILE` | `` | file path, or empty | PEM client certificate presented to NATS servers that verify clients (mutual TLS); empty: none. |
+| `DOMINOS_NATS_KEY_FILE` | `` | file path, or empty | PEM private key of `DOMINOS_NATS_CERT_FILE` (empty: the key is in the certificate file). |
 | `DOMINOS_PRESENCE_LEASE_SECONDS` | `15` | > 0 and <= 3600 | Lifetime of a gateway's presence lease on a connected seat (renewed every third of it); a crashed gateway's seats turn disconnected after it. |
 | `DOMINOS_TOKEN_SECRET` | `dev-only-insecure-token-secret` | at least 16 characters | Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production. |
+| `DOMINOS_DEVELOPMENT` | `0` | `1`/`0`, `true`/`false`, `yes`/`no` | Development mode: allows the built-in token secret and a table service without caller credentials. Never set in production. |
+| `DOMINOS_TABLE_CALLERS` | `` | comma-separated `<caller>.<secret>` (secret: 16+ characters) | Table service: the credentials its callers must present (`<caller>.<secret>`, comma-separated: several during a rotation). A caller named `gateway` may pass on the client's address. Required outside development. |
+| `DOMINOS_CALLER_CREDENTIAL` | `` | `<caller>.<secret>` (secret: 16+ characters) | Gateway: the credential it presents to the table service (`gateway.<secret>`, one of the table service's `DOMINOS_TABLE_CALLERS`). |
+| `DOMINOS_METRICS_HOST` | `0.0.0.0` | host name or IP | Interface the Prometheus `/metrics` endpoint listens on (127.0.0.1 under `make run`). |
 """
 
 from __future__ import annotations
@@ -93,7 +101,27 @@ Kind = Literal[
     "nats_url",
     "target",
     "secret",
+    "optional_secret",
+    "path",
+    "callers",
+    "flag",
 ]
+
+#: Kinds whose value may be empty (the default of each is "": not set).
+_OPTIONAL_KINDS: Final = frozenset({"optional_secret", "path", "callers"})
+#: A caller credential: ``<caller name>.<secret of at least 16 characters>``.
+_CREDENTIAL_RE: Final = re.compile(r"[a-z][a-z0-9-]{0,31}\.[A-Za-z0-9_-]{16,}")
+#: Kinds whose value is never logged.
+_SECRET_KINDS: Final = frozenset({"secret", "optional_secret", "callers"})
+#: The values a flag accepts.
+_FLAG_VALUES: Final = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "0": False,
+    "false": False,
+    "no": False,
+}
 
 
 #: Kinds whose value is one of a few names (case-insensitive): what they name, the names.
@@ -232,6 +260,13 @@ class Settings:
         kind="redis_url",
         allowed="`redis://`, `rediss://` or `unix://` URL",
     )
+    redis_ca_file: str = _var(
+        "DOMINOS_REDIS_CA_FILE",
+        "",
+        "PEM file of the CA that signed the Redis server's certificate (needs a `rediss://` URL); empty: the system's CAs.",
+        kind="path",
+        allowed="file path, or empty",
+    )
     nats_url: str = _var(
         "DOMINOS_NATS_URL",
         "nats://127.0.0.1:4222",
@@ -334,6 +369,27 @@ class Settings:
         minimum=1,
         maximum=5,
     )
+    nats_ca_file: str = _var(
+        "DOMINOS_NATS_CA_FILE",
+        "",
+        "PEM file of the CA that signed the NATS servers' certificates (use `tls://` URLs); empty: the system's CAs.",
+        kind="path",
+        allowed="file path, or empty",
+    )
+    nats_cert_file: str = _var(
+        "DOMINOS_NATS_CERT_FILE",
+        "",
+        "PEM client certificate presented to NATS servers that verify clients (mutual TLS); empty: none.",
+        kind="path",
+        allowed="file path, or empty",
+    )
+    nats_key_file: str = _var(
+        "DOMINOS_NATS_KEY_FILE",
+        "",
+        "PEM private key of `DOMINOS_NATS_CERT_FILE` (empty: the key is in the certificate file).",
+        kind="path",
+        allowed="file path, or empty",
+    )
     presence_lease_seconds: float = _duration(
         "DOMINOS_PRESENCE_LEASE_SECONDS",
         15,
@@ -346,6 +402,35 @@ class Settings:
         "Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production.",
         kind="secret",
         allowed="at least 16 characters",
+    )
+
+    development: bool = _var(
+        "DOMINOS_DEVELOPMENT",
+        False,
+        "Development mode: allows the built-in token secret and a table service without caller credentials. Never set in production.",
+        kind="flag",
+        allowed="`1`/`0`, `true`/`false`, `yes`/`no`",
+    )
+    table_callers: str = _var(
+        "DOMINOS_TABLE_CALLERS",
+        "",
+        "Table service: the credentials its callers must present (`<caller>.<secret>`, comma-separated: several during a rotation). A caller named `gateway` may pass on the client's address. Required outside development.",
+        kind="callers",
+        allowed="comma-separated `<caller>.<secret>` (secret: 16+ characters)",
+    )
+    caller_credential: str = _var(
+        "DOMINOS_CALLER_CREDENTIAL",
+        "",
+        "Gateway: the credential it presents to the table service (`gateway.<secret>`, one of the table service's `DOMINOS_TABLE_CALLERS`).",
+        kind="callers",
+        allowed="`<caller>.<secret>` (secret: 16+ characters)",
+    )
+    metrics_host: str = _var(
+        "DOMINOS_METRICS_HOST",
+        "0.0.0.0",
+        "Interface the Prometheus `/metrics` endpoint listens on (127.0.0.1 under `make run`).",
+        kind="host",
+        allowed="host name or IP",
     )
 
     def __post_init__(self) -> None:
@@ -390,7 +475,7 @@ class Settings:
             spec.attribute: _mask_password(getattr(self, spec.attribute))
             if spec.kind in ("redis_url", "nats_url")
             else "***"
-            if spec.kind == "secret"
+            if spec.kind in _SECRET_KINDS and getattr(self, spec.attribute)
             else getattr(self, spec.attribute)
             for spec in VARIABLES
         }
@@ -399,6 +484,22 @@ class Settings:
         """Like the dataclass repr, but URL passwords are masked."""
         body = ", ".join(f"{k}={v!r}" for k, v in self.public_dict().items())
         return f"Settings({body})"
+
+    def require_secrets(self, *names: str) -> None:
+        """Refuse to run (:class:`SettingsError`) while any of the variables ``names`` holds
+        its built-in default (the development token secret, or nothing), unless
+        ``DOMINOS_DEVELOPMENT`` is on: a service never runs in production on a secret
+        everybody can read in this repository."""
+        if self.development:
+            return
+        for spec in VARIABLES:
+            if spec.name in names and getattr(self, spec.attribute) == spec.default:
+                shown = "unset" if spec.default == "" else "the built-in development value"
+                raise SettingsError(
+                    spec.name,
+                    f"is {shown}: set a random secret (a Kubernetes Secret in production), or "
+                    "DOMINOS_DEVELOPMENT=1 on a development machine",
+                )
 
     # -- derived values -----------------------------------------------------------------
 
@@ -528,6 +629,8 @@ def _parse(spec: Variable, raw: str) -> Any:
     """Text of an environment variable → typed value (range checks happen in validation)."""
     text = raw.strip()
     if not text:
+        if spec.kind in _OPTIONAL_KINDS:
+            return ""
         raise SettingsError(spec.name, "must not be empty")
     if spec.kind == "int":
         try:
@@ -557,10 +660,19 @@ def _validate(spec: Variable, value: object) -> Any:
             raise SettingsError(spec.name, f"must be a finite number, got {value!r}")
         _check_range(spec, number)
         return number
+    if spec.kind == "flag":
+        if isinstance(value, bool):
+            return value
+        flag = _FLAG_VALUES.get(str(value).strip().lower())
+        if flag is None:
+            raise SettingsError(spec.name, f"expected 1/0, true/false or yes/no, got {value!r}")
+        return flag
     if not isinstance(value, str):
         raise SettingsError(spec.name, f"expected a string, got {value!r}")
     text = value.strip()
     if not text:
+        if spec.kind in _OPTIONAL_KINDS:
+            return ""
         raise SettingsError(spec.name, "must not be empty")
     if spec.kind in _CHOICES:
         what, choices = _CHOICES[spec.kind]
@@ -587,11 +699,22 @@ def _validate(spec: Variable, value: object) -> Any:
     if spec.kind == "redis_url":
         _check_url(spec, text, _REDIS_SCHEMES, need_host=not text.startswith("unix:"))
         return text
+    if spec.kind == "callers":
+        credentials = [credential.strip() for credential in text.split(",")]
+        for credential in credentials:
+            if not _CREDENTIAL_RE.fullmatch(credential):
+                raise SettingsError(
+                    spec.name,
+                    "expected comma-separated <caller>.<secret> credentials (a lower-case "
+                    "name, a dot, at least 16 characters of A-Z a-z 0-9 _ -)",
+                )
+        return ",".join(credentials)
     if any(ch.isspace() for ch in text):
-        raise SettingsError(spec.name, f"must not contain whitespace, got {value!r}")
+        shown = "" if spec.kind in _SECRET_KINDS else f", got {value!r}"
+        raise SettingsError(spec.name, f"must not contain whitespace{shown}")
     if spec.kind == "target":
         _check_target(spec, text)
-    if spec.kind == "secret" and len(text) < 16:
+    if spec.kind in ("secret", "optional_secret") and len(text) < 16:
         raise SettingsError(spec.name, "must have at least 16 characters")
     return text
 

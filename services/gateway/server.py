@@ -14,6 +14,7 @@ from typing import Any, Final
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
+from services.common.caller_auth import CallerCredentials
 from services.common.connections import connect_nats, connect_redis
 from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
@@ -65,8 +66,16 @@ def _register(servicer: GatewayServicer, server: Any) -> None:
 
 
 async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
-    """Start a gateway; returns it and the bound gRPC port."""
-    channel = grpc.aio.insecure_channel(settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS)
+    """Start a gateway; returns it and the bound gRPC port. Every call to the table service
+    carries the gateway's credential (``DOMINOS_CALLER_CREDENTIAL``; required outside
+    development)."""
+    settings.require_secrets("DOMINOS_CALLER_CREDENTIAL")
+    credentials = (
+        [CallerCredentials(settings.caller_credential)] if settings.caller_credential else []
+    )
+    channel = grpc.aio.insecure_channel(
+        settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS, interceptors=credentials
+    )
     table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def read_snapshot(table_id: str) -> Version | None:

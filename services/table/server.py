@@ -17,6 +17,7 @@ from dominos.v1 import table_pb2, table_pb2_grpc
 from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
+from services.common.caller_auth import CallerAuthInterceptor, parse_credentials
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
@@ -58,6 +59,15 @@ async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
         await asyncio.sleep(interval_s)
 
 
+def _caller_auth(settings: Settings) -> tuple[CallerAuthInterceptor, ...]:
+    """Every TableService call must present a credential of ``DOMINOS_TABLE_CALLERS`` (none
+    is asked only in development without callers configured)."""
+    if not settings.table_callers:
+        log.warning("table.callers_unauthenticated", reason="DOMINOS_DEVELOPMENT without callers")
+        return ()
+    return (CallerAuthInterceptor(parse_credentials(settings.table_callers), [SERVICE_NAME]),)
+
+
 def _register(servicer: TableServicer, server: Any) -> None:
     table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
 
@@ -79,7 +89,9 @@ class TableServer:
 
 
 async def create_server(settings: Settings) -> tuple[TableServer, int]:
-    """Start the table service; returns it and the bound gRPC port."""
+    """Start the table service; returns it and the bound gRPC port. Refuses to start on the
+    built-in token secret or without caller credentials, outside development."""
+    settings.require_secrets("DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS")
     redis = connect_redis(settings)
     nc = await connect_nats(settings, f"{settings.service_name}-table")
     js = nc.jetstream()
@@ -87,12 +99,13 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     store = TableStore(redis)
     publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
     app = TableApp(store, publisher, policy_from(settings), on_applied=metrics.record_applied)
-    servicer = TableServicer(app)
+    servicer = TableServicer(app, callers_authenticated=bool(settings.table_callers))
     runtime = ServiceRuntime.from_settings(
         settings,
         service_names=[SERVICE_NAME],
         registrars=[lambda server: _register(servicer, server)],
         options=INTERNAL_SERVER_OPTIONS,
+        interceptors=_caller_auth(settings),
     )
     consumer = TimerConsumer(
         app,

@@ -24,6 +24,7 @@ from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.common.caller_auth import GATEWAY, current_caller
 from services.common.connections import DEPENDENCY_ERRORS
 from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, bound_context, get_logger
@@ -72,8 +73,11 @@ def _context(
 class TableServicer(table_pb2_grpc.TableServiceServicer):
     """``dominos.v1.TableService`` over a :class:`TableApp`."""
 
-    def __init__(self, app: TableApp) -> None:
+    def __init__(self, app: TableApp, *, callers_authenticated: bool = True) -> None:
         self.app = app
+        #: False only in development without caller credentials: then every caller is
+        #: trusted to pass on its client's address.
+        self.callers_authenticated = callers_authenticated
 
     async def Execute(  # noqa: N802 (gRPC method name)
         self, request: table_pb2.ExecuteRequest, context: Any
@@ -110,7 +114,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         if kind == "create_table":
             return table_pb2.ExecuteResponse(create_table=await self.app.create_table(inner))
         if kind == "join_table":
-            peer = request.peer or context.peer() or "unknown"
+            # Only a gateway speaks for a client; any other caller is counted as itself.
+            speaks_for_client = current_caller() == GATEWAY or not self.callers_authenticated
+            trusted = speaks_for_client and request.peer
+            peer = request.peer if trusted else context.peer() or "unknown"
             return table_pb2.ExecuteResponse(join_table=await self.app.join_table(inner, peer))
         if kind is None:
             raise invalid("COMMAND_MISSING", "an ExecuteRequest carries one command")

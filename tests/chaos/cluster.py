@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_until
@@ -135,17 +136,23 @@ class ChaosCluster:
     ) -> ChaosCluster:
         """Start Redis and NATS (unless given), then every replica in parallel.
 
-        ``redis_url``/``nats_url`` override what the services connect to, ``role_env`` adds
+        ``redis_url``/``nats_url`` override what the services connect to (the same URL, with
+        its credentials, for every role; by default each role connects as its own Redis and
+        NATS user, see ``RedisServer.url_for`` and :meth:`nats_url_for`), ``role_env`` adds
         variables per role (e.g. a fault proxy in front of Redis for the timer service only).
         """
-        redis_server = redis or RedisServer()
+        # Redis with the production ACL users (the session secrets, as the processes get):
+        # each role connects as its own user (``RedisServer.url_for``).
+        redis_server = redis or RedisServer(secrets=SESSION_SECRETS)
         if not redis_server.running:
             redis_server.start()
-        nats = NatsServer()
+        # Authenticated, with the production permissions (the services' processes get the
+        # same session secrets).
+        nats = NatsServer(secrets=SESSION_SECRETS)
         nats.start()
         base = {
-            "DOMINOS_REDIS_URL": redis_url or redis_server.url,
-            "DOMINOS_NATS_URL": nats_url or nats.url,
+            **({"DOMINOS_REDIS_URL": redis_url} if redis_url else {}),
+            **({"DOMINOS_NATS_URL": nats_url} if nats_url else {}),
             **FAST_ENV,
             **(env or {}),
         }
@@ -169,10 +176,23 @@ class ChaosCluster:
         cluster._start_all([*table_specs, *others])
         return cluster
 
+    def nats_url_for(self, role: str, address: str | None = None) -> str:
+        """The NATS URL of ``role`` (its own user), at the server or at ``address``
+        (``host:port``, e.g. a fault proxy in front of the server)."""
+        if address is None:
+            return self.nats.url_for(role)
+        return SESSION_SECRETS.nats_url(role, address)
+
     def _spec(
         self, role: Literal["table", "timer", "gateway"], module: str, extra: dict[str, str]
     ) -> Replica:
-        return Replica(role, ServiceProcess(module, {**self.env, **extra}))
+        env = {
+            "DOMINOS_REDIS_URL": self.redis.url_for(role),
+            "DOMINOS_NATS_URL": self.nats_url_for(role),
+            **self.env,
+            **extra,
+        }
+        return Replica(role, ServiceProcess(module, env))
 
     def _start_all(self, replicas: Sequence[Replica]) -> None:
         with ThreadPoolExecutor(max_workers=max(len(replicas), 1)) as pool:

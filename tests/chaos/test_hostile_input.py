@@ -142,7 +142,7 @@ class Lab:
         self.cluster = cluster
         self.channel = grpc.insecure_channel(cluster.gateways[0].address)
         self.stub: Any = gateway_pb2_grpc.DominosServiceStub(self.channel)
-        self.redis: Any = redis.Redis.from_url(cluster.redis.url)
+        self.redis: Any = redis.Redis.from_url(cluster.redis.url_for("admin"))
         self.pool: list[FuzzTable] = []
         self.current: dict[str, FuzzTable] = {}
         self.creates: dict[str, tuple[bytes, str]] = {}

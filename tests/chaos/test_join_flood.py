@@ -25,6 +25,7 @@ from services.client.api import DominosClient, request_id
 from services.table.credentials import CODE_ALPHABET
 from services.table.service_errors import reason_of, status_of
 from services.table.store import PREFIX, table_key
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 
 from .cluster import ChaosCluster
@@ -45,7 +46,7 @@ class Flood:
 
 @pytest.fixture(scope="module")
 def flood() -> Iterator[Flood]:
-    redis = RedisServer()
+    redis = RedisServer(secrets=SESSION_SECRETS)
     redis.start()
     link = FaultProxy("127.0.0.1", redis.port, name="table-redis").start()
     chaos = ChaosCluster.start(
@@ -54,7 +55,7 @@ def flood() -> Iterator[Flood]:
         gateways=2,
         redis=redis,
         env={"DOMINOS_JOIN_RATE_LIMIT": str(LIMIT)},
-        role_env={"table": {"DOMINOS_REDIS_URL": f"redis://127.0.0.1:{link.port}/0"}},
+        role_env={"table": {"DOMINOS_REDIS_URL": redis.url_for("table", port=link.port)}},
     )
     try:
         yield Flood(chaos, link)
@@ -66,7 +67,7 @@ def flood() -> Iterator[Flood]:
 @pytest.fixture
 async def clients(flood: Flood) -> AsyncIterator[tuple[DominosClient, ...]]:
     """A client of each gateway, with this peer's failure budget reset."""
-    redis = Redis.from_url(flood.cluster.redis.url)
+    redis = Redis.from_url(flood.cluster.redis.url_for("admin"))
     await redis.delete(PEER_KEY)
     await redis.aclose()
     pair = tuple(DominosClient(g.address) for g in flood.cluster.gateways)
@@ -108,7 +109,7 @@ async def test_failed_joins_are_limited_per_peer_across_both_gateways(
     rng = random.Random(7)
     first, second = clients
     _, code, _ = await first.create_table("Host")
-    redis = Redis.from_url(flood.cluster.redis.url)
+    redis = Redis.from_url(flood.cluster.redis.url_for("admin"))
     try:
         tables_before = await redis.keys(f"{PREFIX}:{{*}}:table")
         assert len(tables_before) == 1

@@ -25,6 +25,7 @@ from dominos.v1 import game_pb2
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 from tests.support.waiting import wait_for
 
@@ -135,7 +136,7 @@ async def test_a_reset_client_connection_is_noticed_at_once_and_the_seat_comes_b
         stream.cancel()
         await client.close()
         await finish([game], within=max(deadline - time.monotonic(), 1))
-    redis = Redis.from_url(chaos.redis.url)
+    redis = Redis.from_url(chaos.redis.url_for("admin"))
     try:
         audit = await audit_game(redis, game.table_id, everyone)
     finally:
@@ -200,7 +201,7 @@ async def blackhole_trials(
     finally:
         await asyncio.to_thread(proxy.heal)
         await finish([game], within=1)
-    audits, stuck = await audit_all(chaos.redis.url, [game])
+    audits, stuck = await audit_all(chaos.redis.url_for("admin"), [game])
     problems = [p for a in audits for p in a.problems()] + [f"stuck: {t}" for t in stuck]
     return detections, resumptions, problems
 
@@ -241,7 +242,7 @@ async def _through_proxies(
 
     ``role_proxies`` maps a role to ``(dependency, variable)``, e.g.
     ``{"timer": ("redis", "DOMINOS_REDIS_URL")}``."""
-    redis = RedisServer()
+    redis = RedisServer(secrets=SESSION_SECRETS)
     await asyncio.to_thread(redis.start)
     proxies: dict[Role, FaultProxy] = {}
     nats_proxy: dict[Role, str] = {}
@@ -249,14 +250,15 @@ async def _through_proxies(
     for role, (dependency, variable) in role_proxies.items():
         if dependency == "redis":
             proxy = FaultProxy("127.0.0.1", redis.port, name=f"{role}-redis").start()
-            chaos_env.setdefault(role, {})[variable] = f"redis://127.0.0.1:{proxy.port}/0"
+            chaos_env.setdefault(role, {})[variable] = redis.url_for(role, port=proxy.port)
             proxies[role] = proxy
         else:
             nats_proxy[role] = variable
     chaos = await asyncio.to_thread(ChaosCluster.start, tables=0, timers=0, gateways=0, redis=redis)
     for role, variable in nats_proxy.items():
         proxy = FaultProxy("127.0.0.1", chaos.nats.port, name=f"{role}-nats").start()
-        chaos_env.setdefault(role, {})[variable] = f"nats://127.0.0.1:{proxy.port}"
+        url = chaos.nats_url_for(role, f"127.0.0.1:{proxy.port}")
+        chaos_env.setdefault(role, {})[variable] = url
         proxies[role] = proxy
     roles: tuple[Role, ...] = ("table", "timer", "gateway")
     for role in roles:
@@ -276,27 +278,27 @@ async def test_silently_dead_redis_connections_hang_nothing_and_a_stall_loses_no
         games = await start_games(6, chaos.gateway_addresses, target=300, deadline=started + 300)
         try:
             for seconds in (3.0, 8.0):
-                await progress(chaos.redis.url, games, 10)
+                await progress(chaos.redis.url_for("admin"), games, 10)
                 await faults.inject(
                     f"redis links blackholed {seconds:g}s (table, timer)",
                     functools.partial(_blackhole_for, list(proxies.values()), seconds),
                     games,
                 )
             for seconds in (2.0, 7.0):
-                await progress(chaos.redis.url, games, 10)
+                await progress(chaos.redis.url_for("admin"), games, 10)
                 await faults.inject(
                     f"redis links stalled {seconds:g}s (table, timer)",
                     functools.partial(_stall_for, list(proxies.values()), seconds),
                     games,
                 )
-            await progress(chaos.redis.url, games, 10)
+            await progress(chaos.redis.url_for("admin"), games, 10)
             for proxy in proxies.values():
                 proxy.set_latency(0.02)
             await faults.inject("redis latency 20 ms", lambda: None, games)
-            await progress(chaos.redis.url, games, 30, within=90)
+            await progress(chaos.redis.url_for("admin"), games, 30, within=90)
         finally:
             await finish(games, within=max(started + 300 - time.monotonic(), 1))
-        audits, stuck = await audit_all(chaos.redis.url, games)
+        audits, stuck = await audit_all(chaos.redis.url_for("admin"), games)
         row = figures(audits, faults, stuck, games)
         row["crashes"] = chaos.dead()
         report("network: redis links (long)", **row)
@@ -340,7 +342,7 @@ async def test_client_latency_slows_games_without_breaking_them(
         await finish(games, within=240)
     finally:
         await asyncio.to_thread(proxy.set_latency, 0)
-    audits, stuck = await audit_all(chaos.redis.url, games)
+    audits, stuck = await audit_all(chaos.redis.url_for("admin"), games)
     report("network: 80 ms client latency (long)", **figures(audits, FaultLog(), stuck))
     assert not [p for a in audits for p in a.problems()]
     assert all(a.finished for a in audits), [a.phase for a in audits]
@@ -397,7 +399,7 @@ async def test_a_silently_dead_nats_connection_of_the_table_service_is_replaced(
         deadline = time.monotonic() + 200
         await seat_four(players, 500, deadline)
         await start_game(players[0], deadline)
-        redis = Redis.from_url(chaos.redis.url)
+        redis = Redis.from_url(chaos.redis.url_for("admin"))
         try:
             table_id = players[0].table_id
             assert await still_progressing(redis, table_id, bound=10)

@@ -26,6 +26,7 @@ import pytest
 
 from services.client.api import DominosClient
 from services.table.service_errors import reason_of
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 
 from .cluster import ChaosCluster, each
@@ -52,7 +53,7 @@ FREEZE_S = 6.0
 def cluster() -> Iterator[ChaosCluster]:
     """One table service, one timer service, two gateways; Redis with its AOF every second
     (the quick Redis-restart test of the short set uses it too)."""
-    redis = RedisServer(appendonly=True, appendfsync="everysec")
+    redis = RedisServer(appendonly=True, appendfsync="everysec", secrets=SESSION_SECRETS)
     chaos = ChaosCluster.start(tables=1, timers=1, gateways=2, redis=redis)
     try:
         yield chaos
@@ -69,30 +70,30 @@ async def test_four_games_survive_one_kill_of_each_kind(cluster: ChaosCluster) -
     )
     faults = FaultLog()
     try:
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
         await faults.inject(
             "table SIGKILL+restart", lambda: kill_and_restart(cluster.tables[0]), games
         )
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
         await faults.inject(
             "timer SIGKILL+restart", lambda: kill_and_restart(cluster.timers[0]), games
         )
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
         await faults.inject(
             "gateway SIGKILL+restart", lambda: kill_and_restart(cluster.gateways[0]), games
         )
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
         await faults.inject("nats-server SIGKILL+restart", lambda: restart_nats(cluster), games)
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
         await faults.inject(
             f"table SIGSTOP {FREEZE_S:g}s+SIGCONT",
             lambda: freeze(cluster.tables[0], FREEZE_S),
             games,
         )
-        await progress(cluster.redis.url, games, 5)
+        await progress(cluster.redis.url_for("admin"), games, 5)
     finally:
         await finish(games, within=max(started + 150 - time.monotonic(), 1))
-    audits, stuck = await audit_all(cluster.redis.url, games)
+    audits, stuck = await audit_all(cluster.redis.url_for("admin"), games)
     row = figures(audits, faults, stuck, games)
     row["crashes"] = cluster.dead()
     row["seconds"] = round(time.monotonic() - started, 1)
@@ -116,17 +117,17 @@ async def test_a_redis_sigkill_mid_game_loses_no_acknowledged_command(
     games = await start_games(2, cluster.gateway_addresses, target=150, deadline=started + 90)
     faults = FaultLog()
     try:
-        await progress(cluster.redis.url, games, 20)
+        await progress(cluster.redis.url_for("admin"), games, 20)
         killed_at = time.time()
         await faults.inject(
             "redis SIGKILL, down 1s, restart (everysec)",
             lambda: restart_redis(cluster, down_s=1.0),
             games,
         )
-        await progress(cluster.redis.url, games, 20)
+        await progress(cluster.redis.url_for("admin"), games, 20)
     finally:
         await finish(games, within=max(started + 90 - time.monotonic(), 1))
-    audits, stuck = await audit_all(cluster.redis.url, games)
+    audits, stuck = await audit_all(cluster.redis.url_for("admin"), games)
     lost = [ack for a in audits for ack in a.acks_lost]
     row = figures(audits, faults, stuck, games)
     row["acks_lost_after_kill"] = len(lost)
@@ -202,11 +203,13 @@ async def test_twenty_games_survive_random_kills_of_every_replica() -> None:
                 rng.shuffle(actions)
                 for kind, action in actions:
                     # A random instant: after a random number of versions of play.
-                    await progress(chaos.redis.url, games, rng.randrange(1, 40), within=90)
+                    await progress(
+                        chaos.redis.url_for("admin"), games, rng.randrange(1, 40), within=90
+                    )
                     await faults.inject(kind.split(" #")[0], action, games)
         finally:
             await finish(games, within=max(started + 600 - time.monotonic(), 1))
-        audits, stuck = await audit_all(chaos.redis.url, games)
+        audits, stuck = await audit_all(chaos.redis.url_for("admin"), games)
         row = figures(audits, faults, stuck, games)
         row.update(
             seed=seed,

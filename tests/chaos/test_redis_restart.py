@@ -20,6 +20,7 @@ from typing import Literal
 
 import pytest
 
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 
 from .cluster import ChaosCluster
@@ -36,7 +37,7 @@ async def test_redis_killed_mid_game_loses_no_acknowledged_command(
 ) -> None:
     seed = int(os.environ.get("DOMINOS_CHAOS_SEED", str(random.randrange(1 << 30))))
     rng = random.Random(seed)
-    redis = RedisServer(appendonly=True, appendfsync=fsync)
+    redis = RedisServer(appendonly=True, appendfsync=fsync, secrets=SESSION_SECRETS)
     chaos = await asyncio.to_thread(ChaosCluster.start, tables=2, timers=2, gateways=2, redis=redis)
     started = time.monotonic()
     faults = FaultLog()
@@ -47,7 +48,9 @@ async def test_redis_killed_mid_game_loses_no_acknowledged_command(
         )
         try:
             for down_s in (0.0, 1.0, 3.0):
-                await progress(chaos.redis.url, games, rng.randrange(10, 60), within=90)
+                await progress(
+                    chaos.redis.url_for("admin"), games, rng.randrange(10, 60), within=90
+                )
                 kills.append(time.time())
                 await faults.inject(
                     f"redis SIGKILL, down {down_s:g}s, restart ({fsync})",
@@ -56,7 +59,7 @@ async def test_redis_killed_mid_game_loses_no_acknowledged_command(
                 )
         finally:
             await finish(games, within=max(started + 400 - time.monotonic(), 1))
-        audits, stuck = await audit_all(chaos.redis.url, games)
+        audits, stuck = await audit_all(chaos.redis.url_for("admin"), games)
         lost = [ack for a in audits for ack in a.acks_lost]
         row = figures(audits, faults, stuck, games)
         row.update(

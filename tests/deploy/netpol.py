@@ -1,9 +1,10 @@
 """A small evaluator of Kubernetes NetworkPolicies, enough for the shapes deploy/k8s uses.
 
-Supported: ``podSelector``/``namespaceSelector`` with ``matchLabels`` (``matchExpressions``
-raise), empty selectors, peers without ``from``/``to`` (everyone, outside the cluster
-included), named and numeric ports with protocols, ``policyTypes``. ``ipBlock`` peers and
-port ranges are not supported (they raise), so a policy using them cannot pass silently.
+Supported: ``podSelector``/``namespaceSelector`` with ``matchLabels`` and
+``matchExpressions`` (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``), empty selectors,
+peers without ``from``/``to`` (everyone, outside the cluster included), named and numeric
+ports with protocols, ``policyTypes``. ``ipBlock`` peers and port ranges are not supported
+(they raise), so a policy using them cannot pass silently.
 """
 
 from __future__ import annotations
@@ -29,15 +30,33 @@ class Pod:
         return cls("outside the cluster", None)
 
 
+def _expression_matches(expression: dict[str, Any], labels: dict[str, str]) -> bool:
+    key, operator = expression["key"], expression["operator"]
+    values = expression.get("values") or []
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    raise NotImplementedError(f"selector operator {operator!r}")
+
+
 def selects(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
-    """Whether a label selector (``{}`` selects everything) matches ``labels``."""
+    """Whether a label selector (``{}`` selects everything) matches ``labels``: every
+    ``matchLabels`` pair and every ``matchExpressions`` requirement (they AND)."""
     if selector is None:
         return True
-    unsupported = set(selector) - {"matchLabels"}
+    unsupported = set(selector) - {"matchLabels", "matchExpressions"}
     if unsupported:
         raise NotImplementedError(f"selector keys {unsupported}")
     wanted = selector.get("matchLabels") or {}
-    return all(labels.get(key) == value for key, value in wanted.items())
+    expressions = selector.get("matchExpressions") or []
+    return all(labels.get(key) == value for key, value in wanted.items()) and all(
+        _expression_matches(expression, labels) for expression in expressions
+    )
 
 
 def _peer_matches(peer: dict[str, Any], other: Pod, policy_namespace: str) -> bool:

@@ -6,6 +6,9 @@ from typing import Any
 
 import yaml
 
+from services.common.cluster_auth.nats import permissions_of
+from services.common.cluster_auth.secrets import IDENTITIES
+
 from .conftest import DEPLOY, K8S
 
 HELM = DEPLOY / "helm"
@@ -52,12 +55,43 @@ def test_redis_configuration_the_table_layout_needs() -> None:
 
 
 def test_service_addresses_match_the_charts() -> None:
-    """The settings point at the Services the charts create (`nats`, `redis-master`)."""
+    """The services reach the Services the charts create (`nats`, `redis-master`): the
+    addresses in deploy/k8s/base/settings.env that each Deployment builds its URLs from
+    (the URLs themselves, with each service's user and password, are checked by
+    tests/deploy/test_k8s.py); the URLs are never in the ConfigMap (they carry passwords)."""
     settings = dict(
         line.split("=", 1)
         for line in (K8S / "base" / "settings.env").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     )
-    assert settings["DOMINOS_NATS_URL"] == "nats://nats:4222"
-    dev = (K8S / "overlays" / "dev" / "kustomization.yaml").read_text()
-    assert "redis-url=redis://redis-master:6379/0" in dev
+    assert settings["NATS_ADDRESS"] == "nats:4222"
+    assert settings["REDIS_ADDRESS"] == "redis-master:6379"
+    assert (settings["NATS_SCHEME"], settings["REDIS_SCHEME"]) == ("nats", "redis")
+    assert "DOMINOS_NATS_URL" not in settings
+    assert "DOMINOS_REDIS_URL" not in settings
+    assert load("redis-values.yaml")["sentinel"]["masterService"]["enabled"] is True
+
+
+def test_nats_users_and_permissions_are_those_of_cluster_auth() -> None:
+    """One user per identity, no anonymous access, the permissions of
+    services/common/cluster_auth/nats.py, each password from the Secret `nats-auth`."""
+    values = load("nats-values.yaml")
+    merged = values["config"]["merge"]
+    assert "no_auth_user" not in merged
+    users = {user["user"]: user for user in merged["authorization"]["users"]}
+    assert list(users) == list(IDENTITIES)
+    env = values["container"]["env"]
+    for identity, user in users.items():
+        variable = f"NATS_{identity.upper()}_PASSWORD"
+        assert user["password"] == f"<< ${variable} >>"
+        assert env[variable]["valueFrom"]["secretKeyRef"] == {
+            "name": "nats-auth",
+            "key": f"{identity}-password",
+        }
+        expected = permissions_of(identity)
+        publish = user["permissions"]["publish"]
+        if expected.publish:
+            assert publish == {"allow": list(expected.publish)}, identity
+        else:
+            assert publish == {"deny": [">"]}, identity
+        assert user["permissions"]["subscribe"] == {"allow": list(expected.subscribe)}, identity

@@ -51,7 +51,7 @@ async def test_no_tile_of_another_live_hand_reaches_any_seat_in_twenty_games(
     checked = 0
     for players in games:
         table_id = players[0].views[-1].table_id
-        truth = await hands_by_version(e2e.redis.url, table_id)
+        truth = await hands_by_version(e2e.redis.url_for("admin"), table_id)
         for seat, view in all_messages(players):
             if view.phase != PLAYING:
                 continue

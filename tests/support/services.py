@@ -16,6 +16,8 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.cluster_auth.secrets import ClusterSecrets
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +33,7 @@ class ServiceProcess:
         *,
         port: int | None = None,
         metrics: bool = False,
+        secrets: ClusterSecrets = SESSION_SECRETS,
     ) -> None:
         self.module = module
         self.port = port or free_port()
@@ -42,6 +45,8 @@ class ServiceProcess:
             "DOMINOS_METRICS_PORT": str(self.metrics_port),
             "DOMINOS_SHUTDOWN_GRACE_SECONDS": "1",
             "DOMINOS_SHUTDOWN_DRAIN_SECONDS": "0.3",
+            # The service's own secrets, as in production (no development defaults).
+            **secrets.secret_env(module.rpartition(".")[2]),
             **env,
         }
         self.log_path = Path(

@@ -5,8 +5,10 @@ snapshots are read when a feed starts, when an event does not follow the feed's 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
 from dominos.v1 import events_pb2
 
 from services.gateway.hub import Hub, Version
@@ -17,6 +19,13 @@ from tests.unit.rules.builders import NOW, lobby
 
 BUSY, QUIET = "b" * 22, "q" * 22
 HOLDERS = bytes(range(32))
+
+
+@pytest.fixture
+async def gateway_nc(nats_connect: Callable[[str], Awaitable[Any]]) -> Any:
+    """The hub's connection, as the gateway's NATS user (it may only subscribe); the events
+    are published by ``nats_client`` (admin) as the table service, or a forger, would."""
+    return await nats_connect("gateway")
 
 
 def table(table_id: str, players: int = 3) -> TableState:
@@ -47,21 +56,23 @@ class Snapshots:
         return None if state is None else Version(state, HOLDERS)
 
 
-async def _watching(nats_client: Any, state: TableState) -> tuple[Snapshots, list[str], Any]:
+async def _watching(gateway_nc: Any, state: TableState) -> tuple[Snapshots, list[str], Any]:
     """A hub over ``state`` (its snapshot reads counted, its rejections listed) with one
     watcher that already received the first version."""
     snapshots = Snapshots(state)
     rejected: list[str] = []
-    hub = Hub(nats_client, snapshots, on_rejected=rejected.append)
+    hub = Hub(gateway_nc, snapshots, on_rejected=rejected.append)
     watcher = await hub.watch(state.table_id, 0)
     assert (await watcher.next()).version == state.version
     return snapshots, rejected, watcher
 
 
-async def test_a_periodic_resync_reads_only_the_feeds_that_got_no_event(nats_client: Any) -> None:
+async def test_a_periodic_resync_reads_only_the_feeds_that_got_no_event(
+    gateway_nc: Any, nats_client: Any
+) -> None:
     busy_state, quiet_state = table(BUSY), table(QUIET)
     snapshots = Snapshots(busy_state, quiet_state)
-    hub = Hub(nats_client, snapshots)
+    hub = Hub(gateway_nc, snapshots)
     busy = await hub.watch(BUSY, 0)
     quiet = await hub.watch(QUIET, 0)
     assert snapshots.reads == {BUSY: 1, QUIET: 1}  # each new feed is read once
@@ -81,10 +92,12 @@ async def test_a_periodic_resync_reads_only_the_feeds_that_got_no_event(nats_cli
     assert hub.tables == 0
 
 
-async def test_the_next_version_is_streamed_without_a_snapshot_read(nats_client: Any) -> None:
+async def test_the_next_version_is_streamed_without_a_snapshot_read(
+    gateway_nc: Any, nats_client: Any
+) -> None:
     state = table(BUSY)
     snapshots = Snapshots(state)
-    hub = Hub(nats_client, snapshots)
+    hub = Hub(gateway_nc, snapshots)
     watcher = await hub.watch(BUSY, 0)
     assert (await watcher.next()).version == state.version
     newer = apply(state, Join("Late"), NOW).state
@@ -94,10 +107,12 @@ async def test_the_next_version_is_streamed_without_a_snapshot_read(nats_client:
     assert snapshots.reads == {BUSY: 1}  # the priming read only
 
 
-async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(nats_client: Any) -> None:
+async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(
+    gateway_nc: Any, nats_client: Any
+) -> None:
     """Issue 13: a forged event with a huge version froze every stream of the table."""
     state = table(BUSY)
-    snapshots, rejected, watcher = await _watching(nats_client, state)
+    snapshots, rejected, watcher = await _watching(gateway_nc, state)
     forged = state._replace(version=10**9, names=("Mallory", "", "", ""))
     await publish(nats_client, forged)
     await wait_for(lambda: rejected == ["unconfirmed"], timeout=5)
@@ -111,9 +126,11 @@ async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(nats_client
     assert received.state.names == newer.names
 
 
-async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(nats_client: Any) -> None:
+async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(
+    gateway_nc: Any, nats_client: Any
+) -> None:
     state = table(BUSY, players=1)
-    snapshots, rejected, watcher = await _watching(nats_client, state)
+    snapshots, rejected, watcher = await _watching(gateway_nc, state)
     one = apply(state, Join("A"), NOW).state
     two = apply(one, Join("B"), NOW).state
     snapshots.states[BUSY] = two
@@ -125,9 +142,9 @@ async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(nats_client:
     assert rejected == []
 
 
-async def test_a_malformed_event_is_counted_and_dropped(nats_client: Any) -> None:
+async def test_a_malformed_event_is_counted_and_dropped(gateway_nc: Any, nats_client: Any) -> None:
     state = table(BUSY)
-    _, rejected, watcher = await _watching(nats_client, state)
+    _, rejected, watcher = await _watching(gateway_nc, state)
     await publish(nats_client, state, version=state.version + 1, raw=b"\xff garbage")
     await nats_client.publish(table_subject(BUSY), b"\x08\x01 not a table event")
     await wait_for(lambda: len(rejected) == 2, timeout=5)

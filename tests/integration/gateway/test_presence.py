@@ -1,4 +1,7 @@
-"""The gateway's presence leases: batched renewal keeps them alive; release is the holder's."""
+"""The gateway's presence leases: batched renewal keeps them alive; release is the holder's.
+
+The gateways' side runs as the ``gateway`` Redis user, the timer's sweep as ``timer`` (their
+production ACLs); the assertions read as ``admin``."""
 
 from __future__ import annotations
 
@@ -12,10 +15,10 @@ from tests.support.waiting import wait_for
 
 
 async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropped(
-    redis_client: Any,
+    redis_connect: Any,
 ) -> None:
-    store = TimerStore(redis_client)
-    keeper = LeaseKeeper(store, ttl_ms=300)
+    store = TimerStore(redis_connect("timer"))
+    keeper = LeaseKeeper(TimerStore(redis_connect("gateway")), ttl_ms=300)
     for seat in range(4):
         await keeper.take("t" * 22, seat, f"gw:{seat}")
     renewing = asyncio.create_task(keeper.run())
@@ -39,8 +42,10 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
     assert sorted(claimed) == [("t" * 22, seat) for seat in range(4)]
 
 
-async def test_only_the_current_holder_releases_a_lease(redis_client: Any) -> None:
-    store = TimerStore(redis_client)
+async def test_only_the_current_holder_releases_a_lease(
+    redis_client: Any, redis_connect: Any
+) -> None:
+    store = TimerStore(redis_connect("gateway"))
     first = LeaseKeeper(store, ttl_ms=5000)
     second = LeaseKeeper(store, ttl_ms=5000)
     await first.take("u" * 22, 1, "gw-a:1")

@@ -10,6 +10,9 @@ from typing import Any
 import grpc
 from dominos.v1 import game_pb2, gateway_pb2, table_pb2, table_pb2_grpc
 
+from services.common.caller_auth import CallerCredentials
+from tests.support.secrets import SESSION_SECRETS
+
 
 def rid() -> str:
     """A fresh request id."""
@@ -28,8 +31,10 @@ class Seat:
 class TableClient:
     """Calls ``dominos.v1.TableService`` on a real channel."""
 
-    def __init__(self, target: str) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
+    def __init__(self, target: str, credential: str = SESSION_SECRETS.gateway_credential) -> None:
+        # Calls as the gateway does: with its service credential ('' for none).
+        interceptors = [CallerCredentials(credential)] if credential else []
+        self.channel = grpc.aio.insecure_channel(target, interceptors=interceptors)
         self.stub: Any = table_pb2_grpc.TableServiceStub(self.channel)
 
     async def close(self) -> None:

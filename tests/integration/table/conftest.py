@@ -9,6 +9,7 @@ import pytest
 
 from services.common.settings import Settings
 from services.table.server import create_server
+from tests.support.secrets import SESSION_SECRETS
 
 from .client import TableClient
 
@@ -23,6 +24,9 @@ def table_settings(redis_url: str, nats_url: str, **overrides: Any) -> Settings:
         nats_url=nats_url,
         shutdown_grace_seconds=1,
         shutdown_drain_seconds=0,
+        # The secrets of production: a random token secret, callers authenticated.
+        token_secret=SESSION_SECRETS.token_secret,
+        table_callers=SESSION_SECRETS.gateway_credential,
     )
     return base.replace(**overrides) if overrides else base
 
@@ -32,7 +36,9 @@ async def table_service(
     redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
 ) -> AsyncIterator[tuple[Any, int]]:
     # No timer service here: breaks last 0 s so a test can deal the next round at once.
-    settings = table_settings(redis_server.url, nats_server.url, round_break_seconds=0)
+    settings = table_settings(
+        redis_server.url_for("table"), nats_server.url_for("table"), round_break_seconds=0
+    )
     server, port = await create_server(settings)
     yield server, port
     await server.stop()

@@ -101,8 +101,8 @@ async def second_process(
     process = ServiceProcess(
         "services.table",
         {
-            "DOMINOS_REDIS_URL": redis_server.url,
-            "DOMINOS_NATS_URL": nats_server.url,
+            "DOMINOS_REDIS_URL": redis_server.url_for("table"),
+            "DOMINOS_NATS_URL": nats_server.url_for("table"),
             "DOMINOS_ROUND_BREAK_SECONDS": "0",
         },
     )

@@ -21,7 +21,9 @@ import grpc
 import pytest
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
+from services.common.caller_auth import CallerCredentials
 from services.table.service_errors import reason_of
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess
 
@@ -61,16 +63,25 @@ def services(
     """A table service and a gateway in front of it, both logging at INFO to files."""
     redis_server.ensure_running()
     nats_server.ensure_running()
-    env = {
-        "DOMINOS_REDIS_URL": redis_server.url,
-        "DOMINOS_NATS_URL": nats_server.url,
-        "DOMINOS_LOG_LEVEL": "info",
-    }
-    table = ServiceProcess("services.table", env).start()
+    env = {"DOMINOS_LOG_LEVEL": "info"}
+    table = ServiceProcess(
+        "services.table",
+        {
+            **env,
+            "DOMINOS_REDIS_URL": redis_server.url_for("table"),
+            "DOMINOS_NATS_URL": nats_server.url_for("table"),
+        },
+    ).start()
     gateway: ServiceProcess | None = None
     try:
         gateway = ServiceProcess(
-            "services.gateway", {**env, "DOMINOS_TABLE_SERVICE_ADDR": table.address}
+            "services.gateway",
+            {
+                **env,
+                "DOMINOS_REDIS_URL": redis_server.url_for("gateway"),
+                "DOMINOS_NATS_URL": nats_server.url_for("gateway"),
+                "DOMINOS_TABLE_SERVICE_ADDR": table.address,
+            },
         ).start()
         yield table, gateway
     finally:
@@ -118,7 +129,9 @@ async def test_a_flood_of_oversized_bad_requests_barely_grows_the_table_service_
     services: tuple[ServiceProcess, ServiceProcess],
 ) -> None:
     table, _ = services
-    async with grpc.aio.insecure_channel(table.address) as channel:
+    # As the gateway calls it (authenticated): the requests reach validation.
+    credentials = [CallerCredentials(SESSION_SECRETS.gateway_credential)]
+    async with grpc.aio.insecure_channel(table.address, interceptors=credentials) as channel:
         stub: Any = table_pb2_grpc.TableServiceStub(channel)
 
         def execute(token: str = "", **command: Any) -> Callable[[], Awaitable[Any]]:

@@ -20,12 +20,12 @@ from .test_concurrency import stream_versions
 
 
 async def test_a_version_committed_but_never_published_is_relayed_exactly_once_after_restart(
-    redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
+    redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any, redis_connect: Any
 ) -> None:
-    settings = table_settings(redis_server.url, nats_server.url)
+    settings = table_settings(redis_server.url_for("table"), nats_server.url_for("table"))
     js = nats_client.jetstream()
     await ensure_stream(js)
-    store = TableStore(redis_client)
+    store = TableStore(redis_connect("table"))  # the replicas' store, as the table service
     healthy = TableApp(store, EventPublisher(js, store), policy_from(settings))
     created = await healthy.create_table(
         gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")

@@ -25,16 +25,21 @@ SHORT = {
 }
 
 
-def short_settings(redis_server: Any, nats_server: Any, **overrides: Any) -> Settings:
-    """Settings with 400 ms turns, 100 ms away turns, 200 ms breaks, 300 ms retries."""
-    return table_settings(redis_server.url, nats_server.url, **{**SHORT, **overrides})
+def short_settings(
+    redis_server: Any, nats_server: Any, *, identity: str = "table", **overrides: Any
+) -> Settings:
+    """Settings with 400 ms turns, 100 ms away turns, 200 ms breaks, 300 ms retries, for the
+    service ``identity`` (its NATS and Redis user)."""
+    nats_url = nats_server.url_for(identity)
+    return table_settings(redis_server.url_for(identity), nats_url, **{**SHORT, **overrides})
 
 
-def short_env(redis_server: Any, nats_server: Any) -> dict[str, str]:
-    """The same settings as environment variables, for service processes."""
+def short_env(redis_server: Any, nats_server: Any, *, identity: str = "timer") -> dict[str, str]:
+    """The same settings as environment variables, for service processes (``identity``:
+    the service's NATS and Redis user)."""
     return {
-        "DOMINOS_REDIS_URL": redis_server.url,
-        "DOMINOS_NATS_URL": nats_server.url,
+        "DOMINOS_REDIS_URL": redis_server.url_for(identity),
+        "DOMINOS_NATS_URL": nats_server.url_for(identity),
         "DOMINOS_TURN_SECONDS": "0.4",
         "DOMINOS_AWAY_TURN_SECONDS": "0.1",
         "DOMINOS_ROUND_BREAK_SECONDS": "0.2",
@@ -47,13 +52,16 @@ def short_env(redis_server: Any, nats_server: Any) -> dict[str, str]:
 class Cluster:
     """A table service, optionally a timer service, and a client of the table service."""
 
+    #: The table service's settings.
     settings: Settings
+    #: The timer service's: the same but its own NATS user.
+    timer_settings: Settings
     table: TableServer
     timer: TimerServer | None
     client: TableClient
 
     async def start_timer(self) -> TimerServer:
-        self.timer, _ = await create_timer_server(self.settings)
+        self.timer, _ = await create_timer_server(self.timer_settings)
         return self.timer
 
     async def stop_timer(self) -> None:
@@ -62,11 +70,15 @@ class Cluster:
             self.timer = None
 
 
-async def _cluster(settings: Settings, with_timer: bool) -> AsyncIterator[Cluster]:
+async def _cluster(
+    redis_server: Any, nats_server: Any, *, with_timer: bool
+) -> AsyncIterator[Cluster]:
+    settings = short_settings(redis_server, nats_server)
+    timer_settings = short_settings(redis_server, nats_server, identity="timer")
     table, port = await create_table_server(settings)
-    timer = (await create_timer_server(settings))[0] if with_timer else None
+    timer = (await create_timer_server(timer_settings))[0] if with_timer else None
     client = TableClient(f"127.0.0.1:{port}")
-    cluster = Cluster(settings, table, timer, client)
+    cluster = Cluster(settings, timer_settings, table, timer, client)
     try:
         yield cluster
     finally:
@@ -79,7 +91,7 @@ async def _cluster(settings: Settings, with_timer: bool) -> AsyncIterator[Cluste
 async def cluster(
     redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
 ) -> AsyncIterator[Cluster]:
-    async for c in _cluster(short_settings(redis_server, nats_server), with_timer=True):
+    async for c in _cluster(redis_server, nats_server, with_timer=True):
         yield c
 
 
@@ -87,5 +99,5 @@ async def cluster(
 async def table_only(
     redis_server: Any, nats_server: Any, redis_client: Any, nats_client: Any
 ) -> AsyncIterator[Cluster]:
-    async for c in _cluster(short_settings(redis_server, nats_server), with_timer=False):
+    async for c in _cluster(redis_server, nats_server, with_timer=False):
         yield c

@@ -101,7 +101,7 @@ async def test_a_nats_restart_mid_game_does_not_stop_the_game(
 
 
 async def test_a_presence_lease_left_by_a_crashed_gateway_marks_the_seat_disconnected(
-    cluster: Cluster, redis_client: Any
+    cluster: Cluster, redis_connect: Any
 ) -> None:
     client = cluster.client
     seats = await client.full_table()
@@ -109,7 +109,7 @@ async def test_a_presence_lease_left_by_a_crashed_gateway_marks_the_seat_disconn
     await cluster.table.app.set_presence(guest.table_id, guest.token, True)
     assert (await client.view(guest)).seats[2].connected
     # A gateway took a lease for the seat and died without renewing or releasing it.
-    leases = TimerStore(redis_client)
+    leases = TimerStore(redis_connect("gateway"))
     await leases.renew_presence(guest.table_id, 2, "gateway-a:conn-1", 150)
     await wait_for(lambda: _disconnected(client, guest), timeout=3, interval=0.05)
     # A lease that keeps being renewed is left alone.

@@ -117,7 +117,11 @@ async def test_health_only_runtime_serves_health_and_reflection(
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await check(channel, "no.such.Service")
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
-        assert await list_services(channel) == {HEALTH_SERVICE_NAME, REFLECTION_SERVICE_NAME}
+        assert await list_services(channel) == {
+            HEALTH_SERVICE_NAME,
+            REFLECTION_SERVICE_NAME,
+            "grpc.reflection.v1.ServerReflection",
+        }
     finally:
         await runtime.shutdown()
 

@@ -35,9 +35,17 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_TIMER_RETRY_SECONDS": ("timer_retry_seconds", 2.0),
     "DOMINOS_TIMER_SWEEP_SECONDS": ("timer_sweep_seconds", 1.0),
     "DOMINOS_NATS_STREAM_REPLICAS": ("nats_stream_replicas", 1),
+    "DOMINOS_REDIS_CA_FILE": ("redis_ca_file", ""),
+    "DOMINOS_NATS_CA_FILE": ("nats_ca_file", ""),
+    "DOMINOS_NATS_CERT_FILE": ("nats_cert_file", ""),
+    "DOMINOS_NATS_KEY_FILE": ("nats_key_file", ""),
     "DOMINOS_PRESENCE_LEASE_SECONDS": ("presence_lease_seconds", 15.0),
     "DOMINOS_SHUTDOWN_DRAIN_SECONDS": ("shutdown_drain_seconds", 2.0),
     "DOMINOS_TOKEN_SECRET": ("token_secret", "dev-only-insecure-token-secret"),
+    "DOMINOS_DEVELOPMENT": ("development", False),
+    "DOMINOS_TABLE_CALLERS": ("table_callers", ""),
+    "DOMINOS_CALLER_CREDENTIAL": ("caller_credential", ""),
+    "DOMINOS_METRICS_HOST": ("metrics_host", "0.0.0.0"),
 }
 
 DURATIONS = [spec for spec in VARIABLES if spec.attribute.endswith("_seconds")]
@@ -93,6 +101,10 @@ def test_parses_every_variable() -> None:
         "DOMINOS_JOIN_RATE_LIMIT": "5",
         "DOMINOS_TIMER_RETRY_SECONDS": "0.25",
         "DOMINOS_TIMER_SWEEP_SECONDS": "0.5",
+        "DOMINOS_DEVELOPMENT": "Yes",
+        "DOMINOS_TABLE_CALLERS": "gateway.0123456789abcdef, gateway.fedcba9876543210",
+        "DOMINOS_CALLER_CREDENTIAL": "gateway.0123456789abcdef",
+        "DOMINOS_METRICS_HOST": "127.0.0.1",
         "UNRELATED": "ignored",
     }
     s = Settings.from_env(env)
@@ -118,6 +130,10 @@ def test_parses_every_variable() -> None:
     assert s.timer_retry_ms == 250
     assert s.timer_sweep_ms == 500
     assert s.grpc_listen_address == "127.0.0.1:0"
+    assert s.development is True
+    assert s.caller_credential == "gateway.0123456789abcdef"
+    assert s.table_callers == "gateway.0123456789abcdef,gateway.fedcba9876543210"
+    assert s.metrics_host == "127.0.0.1"
 
 
 def test_reads_os_environ_when_no_mapping_given(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -255,7 +271,7 @@ def test_markdown_table_lists_every_variable_with_its_default() -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `DOMINOS_")]
     assert len(rows) == len(EXPECTED_DEFAULTS)
     for name, (_, default) in EXPECTED_DEFAULTS.items():
-        shown = str(int(default)) if isinstance(default, float) else str(default)
+        shown = str(int(default)) if isinstance(default, float | bool) else str(default)
         assert any(row.startswith(f"| `{name}` | `{shown}` |") for row in rows), name
 
 
@@ -277,3 +293,41 @@ def test_the_readme_documents_every_variable_with_its_default() -> None:
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     for row in settings_table_markdown().splitlines()[2:]:
         assert row in readme, row
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DOMINOS_DEVELOPMENT", "maybe"),
+        ("DOMINOS_TABLE_CALLERS", "gateway:0123456789abcdef"),
+        ("DOMINOS_TABLE_CALLERS", "gateway.short"),
+        ("DOMINOS_TABLE_CALLERS", "Gateway.0123456789abcdef"),
+        ("DOMINOS_TABLE_CALLERS", "gateway.0123456789abcdef,"),
+        ("DOMINOS_CALLER_CREDENTIAL", "gateway.0123456789abc def"),
+    ],
+)
+def test_flags_and_caller_credentials_are_validated(variable: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=variable) as raised:
+        Settings.from_env({variable: value})
+    assert "0123456789abc" not in str(raised.value)  # a credential is never echoed
+
+
+def test_caller_credentials_are_masked_when_set() -> None:
+    settings = Settings.from_env({"DOMINOS_TABLE_CALLERS": "gateway.0123456789abcdef"})
+    assert "0123456789abcdef" not in repr(settings)
+    assert settings.public_dict()["table_callers"] == "***"
+    assert Settings().public_dict()["table_callers"] == ""  # unset shows as unset
+
+
+def test_built_in_secrets_are_refused_outside_development() -> None:
+    """Issue 14: no service runs on the repository's token secret, or without its callers."""
+    with pytest.raises(SettingsError, match=r"DOMINOS_TOKEN_SECRET.*built-in"):
+        Settings().require_secrets("DOMINOS_TOKEN_SECRET")
+    with pytest.raises(SettingsError, match=r"DOMINOS_TABLE_CALLERS.*unset"):
+        Settings(token_secret="a-random-secret-of-32-characters").require_secrets(
+            "DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS"
+        )
+    Settings(
+        token_secret="a-random-secret-of-32-characters", table_callers="gateway.0123456789abcdef"
+    ).require_secrets("DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS")
+    Settings(development=True).require_secrets("DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS")

@@ -1,0 +1,317 @@
+"""Zero trust on the bus: every NATS connection authenticates, and each identity may publish
+and subscribe only where its service must (services/common/cluster_auth/nats.py).
+
+A refused publish or subscription does not close the connection: the server answers
+``-ERR 'Permissions Violation ...'``, which nats-py hands to the error callback. Each test
+waits for that answer, then shows the forged message reached nobody: a genuine message
+sent afterwards is the only one an ``admin`` observer receives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import nats
+import pytest
+from dominos.v1 import events_pb2
+from nats.aio.client import Client as NatsClient
+
+from services.common.cluster_auth.nats import TlsFiles
+from services.common.cluster_auth.secrets import ClusterSecrets
+from services.common.connections import connect_nats, nats_tls_context
+from services.common.settings import Settings
+from services.table.publisher import (
+    STREAM,
+    SUBJECT_PREFIX,
+    TIMER_SUBJECT,
+    ensure_stream,
+    message_id,
+    table_subject,
+)
+from services.table.timer_consumer import CONSUMER, TimerConsumer
+from services.timer.service import TIMER_STREAM, ensure_timer_stream
+from tests.support.certificates import Certificates, make_certificates
+from tests.support.servers import NatsServer
+from tests.support.waiting import wait_for
+
+TABLE_ID = "t" * 22
+#: Time a refused JetStream request waits for the answer that never comes.
+REFUSED_TIMEOUT_S = 0.3
+
+Connect = Callable[..., Awaitable[NatsClient]]
+
+
+@dataclass
+class Conn:
+    """A connection as one identity, with the errors the server sent it."""
+
+    nc: NatsClient
+    errors: list[Exception] = field(default_factory=list)
+
+    def violations(self) -> list[str]:
+        """The permission violations reported so far (nats-py lower-cases them)."""
+        return [str(e).lower() for e in self.errors if "permissions violation" in str(e).lower()]
+
+    async def violated(self, what: str, subject: str) -> None:
+        """Wait until the server refused ``what`` (``publish``/``subscription``) on
+        ``subject`` (or on a subject starting with it)."""
+        expected = f'permissions violation for {what} to "{subject.lower()}'
+        await wait_for(
+            lambda: any(expected in v for v in self.violations()), timeout=5, message=expected
+        )
+
+
+async def connect_as(nats_connect: Connect, identity: str) -> Conn:
+    conn = Conn(cast(NatsClient, None))
+
+    async def on_error(error: Exception) -> None:
+        conn.errors.append(error)
+
+    conn.nc = await nats_connect(identity, error_cb=on_error)
+    return conn
+
+
+async def collect(nc: NatsClient, subject: str) -> list[bytes]:
+    """Every payload ``nc`` receives on ``subject`` from now on (subscription confirmed)."""
+    received: list[bytes] = []
+
+    async def on_message(msg: Any) -> None:
+        received.append(msg.data)
+
+    await nc.subscribe(subject, cb=on_message)
+    await nc.flush()
+    return received
+
+
+# -- authentication ----------------------------------------------------------------------
+
+
+async def test_an_anonymous_client_is_refused(nats_server: NatsServer) -> None:
+    with pytest.raises(nats.errors.Error, match=r"(?i)authorization violation"):
+        await nats.connect(nats_server.url, allow_reconnect=False, connect_timeout=2)
+
+
+@pytest.mark.parametrize("case", ["a wrong password", "another identity's password"])
+async def test_a_wrong_password_is_refused(
+    case: str, nats_server: NatsServer, cluster_secrets: ClusterSecrets
+) -> None:
+    password = "0" * 48 if case == "a wrong password" else cluster_secrets.nats_passwords["admin"]
+    url = f"nats://gateway:{password}@{nats_server.address}"
+    with pytest.raises(nats.errors.Error, match=r"(?i)authorization violation"):
+        await nats.connect(url, allow_reconnect=False, connect_timeout=2)
+
+
+# -- who may publish what ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("intruder", "subject", "owner"),
+    [
+        ("gateway", table_subject(TABLE_ID), "table"),
+        ("timer", table_subject(TABLE_ID), "table"),
+        ("gateway", TIMER_SUBJECT, "timer"),
+        ("table", TIMER_SUBJECT, "timer"),
+    ],
+)
+async def test_only_the_owning_service_publishes_its_subject(
+    intruder: str, subject: str, owner: str, nats_connect: Connect, nats_client: NatsClient
+) -> None:
+    received = await collect(nats_client, subject)  # admin: sees everything
+    forger = await connect_as(nats_connect, intruder)
+    await forger.nc.publish(subject, b"forged")
+    await forger.nc.flush()
+    await forger.violated("publish", subject)
+    assert forger.nc.is_connected  # refused, not disconnected
+    genuine = await connect_as(nats_connect, owner)
+    await genuine.nc.publish(subject, b"genuine")
+    await genuine.nc.flush()
+    await wait_for(lambda: received, timeout=5)
+    assert received == [b"genuine"]
+    assert genuine.violations() == []
+
+
+async def test_a_gateway_cannot_listen_beyond_the_table_events(nats_connect: Connect) -> None:
+    gateway = await connect_as(nats_connect, "gateway")
+    # Expiries, other clients' replies (JetStream answers, deliveries), the JetStream API.
+    for subject in (TIMER_SUBJECT, "_INBOX.>", "$JS.API.>", "$JS.ACK.>", ">"):
+        await gateway.nc.subscribe(subject)
+        await gateway.nc.flush()
+        await gateway.violated("subscription", subject)
+
+
+# -- JetStream: nobody but admin reads the history --------------------------------------
+
+
+@pytest.mark.parametrize("identity", ["gateway", "timer", "table"])
+async def test_no_service_can_replay_the_table_history(
+    identity: str, nats_connect: Connect, nats_client: NatsClient
+) -> None:
+    """The stream keeps the last hour of every table (every hand): no service reads it back,
+    creates a consumer on it, or changes it."""
+    table = await connect_as(nats_connect, "table")
+    await ensure_stream(table.nc.jetstream())
+    await table.nc.jetstream().publish(
+        table_subject(TABLE_ID), b"a hand", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
+    )
+    reader = await connect_as(nats_connect, identity)
+    js = reader.nc.jetstream(timeout=REFUSED_TIMEOUT_S)
+    attempts: dict[str, Callable[[], Awaitable[Any]]] = {
+        "STREAM.INFO": lambda: js.stream_info(STREAM),
+        "STREAM.MSG.GET": lambda: js.get_last_msg(STREAM, table_subject(TABLE_ID)),
+        "CONSUMER.INFO": lambda: js.pull_subscribe(
+            table_subject(TABLE_ID), durable="thief", stream=STREAM
+        ),
+        "CONSUMER.CREATE": lambda: js.subscribe(
+            SUBJECT_PREFIX + ">", stream=STREAM, ordered_consumer=True
+        ),
+        "STREAM.PURGE": lambda: js.purge_stream(STREAM),
+        "STREAM.DELETE": lambda: js.delete_stream(STREAM),
+    }
+    for api, attempt in attempts.items():
+        with pytest.raises(Exception):  # noqa: B017 - the answer never comes: a timeout
+            await attempt()
+        await reader.violated("publish", f"$JS.API.{api}.{STREAM}")
+    admin = nats_client.jetstream()
+    assert await admin.consumers_info(STREAM) == []
+    assert (await admin.stream_info(STREAM)).state.messages == 1
+    assert table.violations() == []
+
+
+# -- what each service needs, it may do --------------------------------------------------
+
+
+class RecordingConsumer(TimerConsumer):
+    """The table service's timer consumer (its real JetStream binding) with a recording
+    handler instead of a table application."""
+
+    def __init__(self, nc: NatsClient) -> None:
+        super().__init__(cast(Any, None), nc)
+        self.handled: list[events_pb2.TimerExpired] = []
+
+    async def handle(self, expired: events_pb2.TimerExpired) -> bool:
+        self.handled.append(expired)
+        return True
+
+
+async def test_each_service_may_do_what_its_code_does(
+    nats_connect: Connect, nats_client: NatsClient
+) -> None:
+    table, timer, gateway = [
+        await connect_as(nats_connect, identity) for identity in ("table", "timer", "gateway")
+    ]
+    to_gateway = await collect(gateway.nc, table_subject(TABLE_ID))
+    to_timer = await collect(timer.nc, SUBJECT_PREFIX + ">")
+
+    # The table service: creates (or converges) its stream and publishes table events.
+    table_js = table.nc.jetstream()
+    await ensure_stream(table_js)
+    await table_js.update_stream((await nats_client.jetstream().stream_info(STREAM)).config)
+    ack = await table_js.publish(
+        table_subject(TABLE_ID), b"version 1", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
+    )
+    assert ack.stream == STREAM
+    await wait_for(lambda: to_gateway == [b"version 1"] and to_timer == [b"version 1"])
+
+    # The timer stream: either service may create it first; the timer service publishes
+    # expiries; every table replica binds the shared durable consumer and acknowledges.
+    await ensure_timer_stream(table_js)
+    timer_js = timer.nc.jetstream()
+    await ensure_timer_stream(timer_js)
+    await timer_js.update_stream((await nats_client.jetstream().stream_info(TIMER_STREAM)).config)
+    first = RecordingConsumer(table.nc)
+    await first.start()  # creates the durable
+    second_replica = await connect_as(nats_connect, "table")
+    second = RecordingConsumer(second_replica.nc)
+    await second.start()  # binds the existing one
+    expired = events_pb2.TimerExpired(table_id=TABLE_ID, turn_number=7)
+    published = await timer_js.publish(TIMER_SUBJECT, expired.SerializeToString())
+    await wait_for(lambda: first.handled + second.handled == [expired], timeout=5)
+
+    async def acknowledged() -> bool:
+        info = await nats_client.jetstream().consumer_info(TIMER_STREAM, CONSUMER)
+        return info.ack_floor.stream_seq == published.seq and info.num_ack_pending == 0
+
+    await wait_for(acknowledged, timeout=5)
+    await first.stop()
+    await second.stop()
+    for conn in (table, timer, gateway, second_replica):
+        assert conn.violations() == []
+
+
+# -- TLS ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    return make_certificates(tmp_path_factory.mktemp("certificates"))
+
+
+async def _tls_server(tmp_path: Path, secrets: ClusterSecrets, tls: TlsFiles) -> NatsServer:
+    server = NatsServer(data_dir=tmp_path / "nats", secrets=secrets, tls=tls, jetstream=False)
+    await asyncio.to_thread(server.start)
+    return server
+
+
+async def _round_trip(nc: NatsClient) -> None:
+    received = await collect(nc, "tls.check")
+    await nc.publish("tls.check", b"over tls")
+    await wait_for(lambda: received == [b"over tls"], timeout=5)
+
+
+async def test_over_tls_a_client_that_trusts_the_ca_connects_and_others_are_refused(
+    tmp_path: Path, certificates: Certificates, cluster_secrets: ClusterSecrets
+) -> None:
+    tls = TlsFiles(certificates.server_cert, certificates.server_key)
+    server = await _tls_server(tmp_path, cluster_secrets, tls)
+    try:
+        url = server.url_for("admin")
+        assert url.startswith("tls://admin:")
+        # The services' connection, configured as in production (DOMINOS_NATS_CA_FILE).
+        settings = Settings(nats_url=url, nats_ca_file=str(certificates.ca))
+        nc = await connect_nats(settings, "pytest-tls")
+        try:
+            await _round_trip(nc)
+        finally:
+            await nc.close()
+        # Without the CA (the system's CAs only), the server's certificate is not trusted.
+        with pytest.raises(Exception, match=r"(?i)certificate verify failed"):
+            await nats.connect(url, allow_reconnect=False, connect_timeout=2)
+    finally:
+        await asyncio.to_thread(server.cleanup)
+
+
+async def test_with_mutual_tls_a_client_needs_a_certificate_from_the_ca(
+    tmp_path: Path, certificates: Certificates, cluster_secrets: ClusterSecrets
+) -> None:
+    tls = TlsFiles(
+        certificates.server_cert, certificates.server_key, certificates.ca, verify_clients=True
+    )
+    server = await _tls_server(tmp_path, cluster_secrets, tls)
+    try:
+        url = server.url_for("admin")
+        settings = Settings(
+            nats_url=url,
+            nats_ca_file=str(certificates.ca),
+            nats_cert_file=str(certificates.client_cert),
+            nats_key_file=str(certificates.client_key),
+        )
+        nc = await connect_nats(settings, "pytest-mtls")
+        try:
+            await _round_trip(nc)
+        finally:
+            await nc.close()
+        # Trusting the server is not enough: the server wants the client's certificate.
+        no_certificate = Settings(nats_url=url, nats_ca_file=str(certificates.ca))
+        with pytest.raises(Exception):  # noqa: B017 - the server ends the handshake
+            await nats.connect(
+                url,
+                tls=nats_tls_context(no_certificate),
+                allow_reconnect=False,
+                connect_timeout=2,
+            )
+    finally:
+        await asyncio.to_thread(server.cleanup)

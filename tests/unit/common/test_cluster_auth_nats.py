@@ -1,0 +1,106 @@
+"""The NATS users and permissions as data, and the nats-server config rendered from them
+(the permissions themselves are proven against a real server in
+tests/integration/security/test_nats_permissions.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from services.common.cluster_auth import nats as nats_auth
+from services.common.cluster_auth.nats import (
+    ADMIN_PERMISSIONS,
+    PERMISSIONS,
+    TlsFiles,
+    nats_server_config,
+    permissions_of,
+)
+from services.common.cluster_auth.secrets import ADMIN, IDENTITIES, SERVICES, ClusterSecrets
+from services.common.connections import nats_tls_context
+from services.common.settings import Settings, SettingsError
+from services.table.publisher import STREAM, SUBJECT_PREFIX, TIMER_SUBJECT
+from services.table.timer_consumer import CONSUMER
+from services.timer.service import TIMER_STREAM
+
+
+def test_the_subjects_are_the_services_own() -> None:
+    assert nats_auth.TABLE_SUBJECTS == SUBJECT_PREFIX + ">"
+    assert nats_auth.TIMER_SUBJECT == TIMER_SUBJECT
+    assert nats_auth.TABLE_STREAM == STREAM
+    assert nats_auth.TIMER_STREAM == TIMER_STREAM
+    assert nats_auth.TIMER_CONSUMER == CONSUMER
+
+
+def test_every_service_has_permissions_and_admin_has_every_right() -> None:
+    assert set(PERMISSIONS) == set(SERVICES)
+    assert permissions_of(ADMIN) == ADMIN_PERMISSIONS
+    assert ADMIN_PERMISSIONS.publish == ADMIN_PERMISSIONS.subscribe == (">",)
+    with pytest.raises(ValueError, match="unknown"):
+        permissions_of("intruder")
+
+
+def test_each_subject_has_one_publisher_and_gateways_publish_nothing() -> None:
+    publishers = {
+        subject: [s for s in SERVICES if subject in PERMISSIONS[s].publish]
+        for subject in (SUBJECT_PREFIX + ">", TIMER_SUBJECT)
+    }
+    assert publishers == {SUBJECT_PREFIX + ">": ["table"], TIMER_SUBJECT: ["timer"]}
+    assert PERMISSIONS["gateway"].publish == ()
+    assert PERMISSIONS["gateway"].subscribe == (SUBJECT_PREFIX + ">",)
+    for service in SERVICES:  # no service may use the whole JetStream API
+        for subject in PERMISSIONS[service].publish:
+            assert ">" not in subject or subject.startswith(
+                (SUBJECT_PREFIX, "$JS.ACK.", f"$JS.API.CONSUMER.CREATE.{TIMER_STREAM}.")
+            ), subject
+
+
+def test_the_config_has_one_user_per_identity_and_no_anonymous_access(
+    tmp_path: Path,
+) -> None:
+    secrets = ClusterSecrets()
+    text = nats_server_config(
+        secrets,
+        server_name="n1",
+        host="127.0.0.1",
+        port=4333,
+        store_dir=tmp_path / "js",
+        ping_interval_s=10,
+        ping_max=2,
+    )
+    assert re.findall(r'user: "(\w+)"', text) == list(IDENTITIES)
+    for identity in IDENTITIES:
+        assert f'password: "{secrets.nats_passwords[identity]}"' in text
+    assert "no_auth_user" not in text
+    assert 'listen: "127.0.0.1:4333"' in text
+    assert f'store_dir: "{tmp_path / "js"}"' in text
+    assert 'ping_interval: "10s"' in text and "ping_max: 2" in text
+    assert 'publish: { deny: [">"] }' in text  # the gateway
+    assert "tls {" not in text
+
+
+def test_the_config_without_jetstream_and_with_tls() -> None:
+    tls = TlsFiles(Path("/c/server.pem"), Path("/c/server.key"), Path("/c/ca.pem"), True)
+    text = nats_server_config(ClusterSecrets(), server_name="n1", tls=tls)
+    assert "jetstream" not in text
+    block = text[text.index("tls {") :]
+    assert 'cert_file: "/c/server.pem"' in block
+    assert 'key_file: "/c/server.key"' in block
+    assert 'ca_file: "/c/ca.pem"' in block
+    assert "verify: true" in block
+
+
+def test_the_nats_tls_context_follows_the_settings() -> None:
+    assert nats_tls_context(Settings()) is None
+    with pytest.raises(SettingsError, match="DOMINOS_NATS_KEY_FILE"):
+        nats_tls_context(Settings(nats_key_file="/run/nats/client.key"))
+    with pytest.raises(FileNotFoundError):
+        nats_tls_context(Settings(nats_ca_file="/nonexistent/ca.pem"))
+
+
+def test_nats_passwords_are_masked_in_the_settings_log() -> None:
+    password = ClusterSecrets().nats_passwords["table"]
+    settings = Settings(nats_url=f"nats://table:{password}@nats:4222")
+    assert password not in repr(settings)
+    assert settings.public_dict()["nats_url"] == "nats://table:***@nats:4222"
