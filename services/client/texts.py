@@ -356,9 +356,18 @@ def hand_items(view: game_pb2.TableView) -> list[HandItem]:
     ]
 
 
+def code_text(code: str) -> str:
+    """An invitation code as players read it out: two groups of five (``ABCDE-23456``); a
+    code of another length as it is. Typing it back, dashes and spaces do not matter."""
+    if len(code) == 10 and code.isalnum():
+        return f"{code[:5]}-{code[5:]}"
+    return code
+
+
 def lobby_lines(view: game_pb2.TableView, code: str, lang: Lang) -> list[str]:
     """The lobby (S1, R3): invitation code, target, seats, and what happens next."""
     seated = sum(1 for s in view.seats if s.occupied)
+    code = code_text(code)
     if lang == "fr":
         lines = [f"Code d'invitation : {code}", f"Objectif : {view.target} points"]
     else:

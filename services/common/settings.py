@@ -40,7 +40,21 @@ the two identical):
 | `DOMINOS_SHUTDOWN_DRAIN_SECONDS` | `2` | >= 0 and <= 3600 | On SIGTERM, time the server keeps serving with health NOT_SERVING before refusing new calls. |
 | `DOMINOS_LOG_LEVEL` | `info` | `debug`, `info`, `warning`, `error`, `critical` | Lowest level written to the log. |
 | `DOMINOS_EVENT_LOOP` | `uvloop` | `uvloop`, `asyncio` | The asyncio event loop the service runs on (uvloop: measured -20 % action latency p50, -6 % CPU per command). |
-| `DOMINOS_JOIN_RATE_LIMIT` | `20` | 1 to 100000 | Join attempts allowed per minute per peer (gateway). |
+| `DOMINOS_JOIN_RATE_LIMIT` | `12000` | 1 to 1000000 | Table service: failed joins (no such code) per client address per minute, the ceiling over all its connections (D6). |
+| `DOMINOS_JOIN_FAILURES_PER_CONNECTION` | `5` | 0 to 1000000 | Table service: failed joins per client connection per minute; 0: no such budget. |
+| `DOMINOS_CREATES_PER_ADDRESS_MINUTE` | `20` | 0 to 1000000 | Table service: `CreateTable` attempts per client address per minute; 0: no limit. |
+| `DOMINOS_CREATES_PER_ADDRESS_HOUR` | `120` | 0 to 1000000 | Table service: `CreateTable` attempts per client address per hour; 0: no limit. |
+| `DOMINOS_CREATES_PER_SECOND` | `20` | 0 to 1000000 | Table service: `CreateTable` attempts of all clients together per second; 0: no limit. |
+| `DOMINOS_LOBBIES_PER_ADDRESS` | `30` | 0 to 1000000 | Table service: lobbies open at once that were created from one client address; 0: no cap. |
+| `DOMINOS_LOBBY_CHANGES_PER_MINUTE` | `30` | 0 to 1000000 | Table service: joins, leaves and target changes of one table per minute; 0: no limit. |
+| `DOMINOS_CONNECTIONS_PER_SEAT_MINUTE` | `20` | 0 to 1000000 | Table service: times one seat may turn connected (a view stream opens) per minute; 0: no limit. |
+| `DOMINOS_STREAMS_PER_SEAT` | `4` | 1 to 1000 | Gateway: view streams of one seat token open at once on a gateway; a newer one ends the oldest (ABORTED / STREAM_REPLACED). |
+| `DOMINOS_STREAMS_PER_ADDRESS` | `512` | 0 to 1000000 | Gateway: view streams open at once from one client address on a gateway; 0: no cap. |
+| `DOMINOS_CONNECTIONS_PER_ADDRESS` | `256` | 0 to 1000000 | Gateway: client connections of one address making calls on a gateway (a connection counts until it has been idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`); 0: no cap. |
+| `DOMINOS_STREAMS_PER_CONNECTION` | `100` | 1 to 100000 | Gateway: concurrent calls on one HTTP/2 connection (`max_concurrent_streams`); more wait in the client. |
+| `DOMINOS_MAX_CONNECTION_AGE_SECONDS` | `1800` | >= 0 and <= 604800 | Gateway: a client connection older than this is asked to reconnect (HTTP/2 GOAWAY), so clients spread over new replicas; 0: never. |
+| `DOMINOS_MAX_CONNECTION_AGE_GRACE_SECONDS` | `60` | >= 0 and <= 86400 | Gateway: how long calls of an aged connection may go on before they are ended (clients reconnect their streams). |
+| `DOMINOS_MAX_CONNECTION_IDLE_SECONDS` | `60` | > 0 and <= 86400 | Gateway: a client connection without a call for this long is closed (clients reconnect when they call again). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
 | `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
 | `DOMINOS_NATS_STREAM_REPLICAS` | `1` | 1 to 5 | Replicas of the JetStream streams the services create (3 on a 3-node NATS cluster). |
@@ -342,11 +356,119 @@ class Settings:
     )
     join_rate_limit: int = _var(
         "DOMINOS_JOIN_RATE_LIMIT",
+        12000,
+        "Table service: failed joins (no such code) per client address per minute, the ceiling over all its connections (D6).",
+        kind="int",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    join_failures_per_connection: int = _var(
+        "DOMINOS_JOIN_FAILURES_PER_CONNECTION",
+        5,
+        "Table service: failed joins per client connection per minute; 0: no such budget.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    creates_per_address_minute: int = _var(
+        "DOMINOS_CREATES_PER_ADDRESS_MINUTE",
         20,
-        "Join attempts allowed per minute per peer (gateway).",
+        "Table service: `CreateTable` attempts per client address per minute; 0: no limit.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    creates_per_address_hour: int = _var(
+        "DOMINOS_CREATES_PER_ADDRESS_HOUR",
+        120,
+        "Table service: `CreateTable` attempts per client address per hour; 0: no limit.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    creates_per_second: int = _var(
+        "DOMINOS_CREATES_PER_SECOND",
+        20,
+        "Table service: `CreateTable` attempts of all clients together per second; 0: no limit.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    lobbies_per_address: int = _var(
+        "DOMINOS_LOBBIES_PER_ADDRESS",
+        30,
+        "Table service: lobbies open at once that were created from one client address; 0: no cap.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    lobby_changes_per_minute: int = _var(
+        "DOMINOS_LOBBY_CHANGES_PER_MINUTE",
+        30,
+        "Table service: joins, leaves and target changes of one table per minute; 0: no limit.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    connections_per_seat_minute: int = _var(
+        "DOMINOS_CONNECTIONS_PER_SEAT_MINUTE",
+        20,
+        "Table service: times one seat may turn connected (a view stream opens) per minute; 0: no limit.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    streams_per_seat: int = _var(
+        "DOMINOS_STREAMS_PER_SEAT",
+        4,
+        "Gateway: view streams of one seat token open at once on a gateway; a newer one ends the oldest (ABORTED / STREAM_REPLACED).",
+        kind="int",
+        minimum=1,
+        maximum=1_000,
+    )
+    streams_per_address: int = _var(
+        "DOMINOS_STREAMS_PER_ADDRESS",
+        512,
+        "Gateway: view streams open at once from one client address on a gateway; 0: no cap.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    connections_per_address: int = _var(
+        "DOMINOS_CONNECTIONS_PER_ADDRESS",
+        256,
+        "Gateway: client connections of one address making calls on a gateway (a connection counts until it has been idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`); 0: no cap.",
+        kind="int",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    streams_per_connection: int = _var(
+        "DOMINOS_STREAMS_PER_CONNECTION",
+        100,
+        "Gateway: concurrent calls on one HTTP/2 connection (`max_concurrent_streams`); more wait in the client.",
         kind="int",
         minimum=1,
         maximum=100_000,
+    )
+    max_connection_age_seconds: float = _duration(
+        "DOMINOS_MAX_CONNECTION_AGE_SECONDS",
+        1800,
+        "Gateway: a client connection older than this is asked to reconnect (HTTP/2 GOAWAY), so clients spread over new replicas; 0: never.",
+        maximum=7 * 86400,
+        allow_zero=True,
+    )
+    max_connection_age_grace_seconds: float = _duration(
+        "DOMINOS_MAX_CONNECTION_AGE_GRACE_SECONDS",
+        60,
+        "Gateway: how long calls of an aged connection may go on before they are ended (clients reconnect their streams).",
+        maximum=86400,
+        allow_zero=True,
+    )
+    max_connection_idle_seconds: float = _duration(
+        "DOMINOS_MAX_CONNECTION_IDLE_SECONDS",
+        60,
+        "Gateway: a client connection without a call for this long is closed (clients reconnect when they call again).",
+        maximum=86400,
     )
     timer_retry_seconds: float = _duration(
         "DOMINOS_TIMER_RETRY_SECONDS",
@@ -525,6 +647,21 @@ class Settings:
     def turn_ms(self) -> int:
         """``turn_seconds`` in whole milliseconds."""
         return _to_ms(self.turn_seconds)
+
+    @property
+    def max_connection_age_ms(self) -> int:
+        """``max_connection_age_seconds`` in whole milliseconds."""
+        return _to_ms(self.max_connection_age_seconds)
+
+    @property
+    def max_connection_age_grace_ms(self) -> int:
+        """``max_connection_age_grace_seconds`` in whole milliseconds."""
+        return _to_ms(self.max_connection_age_grace_seconds)
+
+    @property
+    def max_connection_idle_ms(self) -> int:
+        """``max_connection_idle_seconds`` in whole milliseconds."""
+        return _to_ms(self.max_connection_idle_seconds)
 
     @property
     def away_turn_ms(self) -> int:

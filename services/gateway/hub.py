@@ -54,6 +54,10 @@ SnapshotReader = Callable[[str], Awaitable[Version | None]]
 HELD_EVENTS = 64
 
 
+class WatcherClosed(Exception):
+    """The watcher's stream must end; the argument says why."""
+
+
 class Watcher:
     """One view stream's mailbox: the table's versions not yet sent, oldest first.
 
@@ -62,7 +66,7 @@ class Watcher:
     are dropped and the client skips to newer versions: views are complete snapshots.
     """
 
-    __slots__ = ("_pending", "_ready", "last_sent", "seat", "skipped", "table_id")
+    __slots__ = ("_pending", "_ready", "closed", "last_sent", "seat", "skipped", "table_id")
 
     capacity = 16
 
@@ -71,8 +75,15 @@ class Watcher:
         self.seat = seat
         self.last_sent = 0
         self.skipped = 0
+        #: Why the stream must end (e.g. "replaced"), once :meth:`close` was called.
+        self.closed = ""
         self._pending: deque[Version] = deque()
         self._ready = asyncio.Event()
+
+    def close(self, reason: str) -> None:
+        """End the stream: its :meth:`next` raises :class:`WatcherClosed` from now on."""
+        self.closed = reason
+        self._ready.set()
 
     def offer(self, version: Version) -> None:
         """Queue ``version`` if it is newer than anything sent or queued."""
@@ -86,8 +97,11 @@ class Watcher:
         self._ready.set()
 
     async def next(self) -> Version:
-        """Wait for the next version to send; marks it sent."""
-        while not self._pending:
+        """Wait for the next version to send; marks it sent. Raises :class:`WatcherClosed`
+        once the watcher was closed, even with versions waiting."""
+        while not self._pending or self.closed:
+            if self.closed:
+                raise WatcherClosed(self.closed)
             self._ready.clear()
             await self._ready.wait()
         version = self._pending.popleft()

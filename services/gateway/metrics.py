@@ -32,3 +32,15 @@ STREAMS_REVOKED = Counter(
     "dominos_gateway_streams_revoked_total",
     "View streams ended because their seat was freed (PERMISSION_DENIED / TOKEN_INVALID).",
 )
+STREAMS_REPLACED = Counter(
+    "dominos_gateway_streams_replaced_total",
+    "View streams ended by a newer stream of the same seat token (ABORTED / STREAM_REPLACED).",
+)
+REFUSED = Counter(
+    "dominos_gateway_refused_total",
+    "Calls and streams refused because their client address holds too much here, by limit "
+    "(connections_per_address, streams_per_address).",
+    ["limit"],
+)
+for _limit in ("connections_per_address", "streams_per_address"):
+    REFUSED.labels(_limit)

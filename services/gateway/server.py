@@ -16,10 +16,11 @@ from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
 from services.common.caller_auth import CallerCredentials
 from services.common.connections import connect_nats, connect_redis
-from services.common.grpc_server import ServiceRuntime
+from services.common.grpc_server import SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.gateway import metrics
+from services.gateway.admission import Admission
 from services.gateway.hub import Hub, Version
 from services.gateway.presence import LeaseKeeper
 from services.gateway.servicer import GatewayServicer
@@ -59,6 +60,23 @@ TABLE_CHANNEL_OPTIONS: Final = (
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
 )
+
+
+def public_server_options(settings: Settings) -> tuple[tuple[str, int], ...]:
+    """The gateway's server options: the common ones, plus what one client connection may
+    hold (issue 15): concurrent calls per connection, a maximum age (GOAWAY, then a grace for
+    calls in flight) so clients spread over new replicas, and an idle timeout."""
+    options = [
+        *SERVER_OPTIONS,
+        ("grpc.max_concurrent_streams", settings.streams_per_connection),
+        ("grpc.max_connection_idle_ms", settings.max_connection_idle_ms),
+    ]
+    if settings.max_connection_age_ms:
+        options += [
+            ("grpc.max_connection_age_ms", settings.max_connection_age_ms),
+            ("grpc.max_connection_age_grace_ms", settings.max_connection_age_grace_ms),
+        ]
+    return tuple(options)
 
 
 def _register(servicer: GatewayServicer, server: Any) -> None:
@@ -102,13 +120,24 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     hub.nc = nc
     redis = connect_redis(settings)
     leases = LeaseKeeper(TimerStore(redis), settings.presence_lease_ms)
+    admission = Admission(
+        connections_per_address=settings.connections_per_address,
+        streams_per_address=settings.streams_per_address,
+        streams_per_seat=settings.streams_per_seat,
+        idle_s=settings.max_connection_idle_seconds,
+    )
     servicer = GatewayServicer(
-        table, hub, leases, gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}"
+        table,
+        hub,
+        leases,
+        gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}",
+        admission=admission,
     )
     runtime = ServiceRuntime.from_settings(
         settings,
         service_names=[SERVICE_NAME],
         registrars=[lambda server: _register(servicer, server)],
+        options=public_server_options(settings),
     )
     resync = asyncio.create_task(hub.run_resync(RESYNC_INTERVAL_S), name="hub-resync")
     renewals = asyncio.create_task(leases.run(), name="lease-renewals")

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
+import functools
 import itertools
+import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -27,8 +28,10 @@ from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 
 from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
+from services.common.peers import client_address
 from services.gateway import metrics
-from services.gateway.hub import Hub
+from services.gateway.admission import Admission, replaced
+from services.gateway.hub import Hub, WatcherClosed
 from services.gateway.presence import LeaseKeeper
 from services.table import credentials, requests
 from services.table.projection import table_view
@@ -38,12 +41,16 @@ from services.table.service_errors import DETAILS_KEY, ServiceError, abort
 log = get_logger(__name__)
 
 _Reply = TypeVar("_Reply")
+_Request = TypeVar("_Request")
+_Handler = Callable[[Any, _Request, Any], Awaitable[_Reply]]
 
 CALL_TIMEOUT_S: Final = 5.0
 #: Upstream failures a command may be retried after (it carries a request id: it acts once).
 #: CANCELLED here means the table service went away mid-call (a restart), not our client.
 _RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 RETRIES: Final = 3
+#: Attempts to mark a seat connected when a stream opens (the table may be busy).
+PRESENCE_RETRIES: Final = 5
 #: Upstream failures expected in operation (the table service down, restarting or frozen past
 #: CALL_TIMEOUT_S); any other failure without an ErrorInfo is logged as an error.
 _UPSTREAM_TRANSIENT: Final = (
@@ -55,27 +62,6 @@ _DONE = (Phase.FINISHED, Phase.CLOSED)
 #: One line per failed call would let clients flood the log while the table service is down:
 #: the lines are sampled per status code (the metric counts every failure).
 _FAILURE_LOGS = LogSampler()
-
-
-def client_address(peer: str) -> str:
-    """The address the join limit (D6) counts a client by, without its port:
-    ``ipv4:203.0.113.7:5123`` → ``ipv4:203.0.113.7``. An IPv6 client counts by its /64 (one
-    host or site usually holds a whole /64, so counting single addresses would multiply its
-    budget by 2^64): ``ipv6:[2001:db8::1]:5123`` → ``ipv6:[2001:db8::]/64``; an IPv4 client
-    mapped into IPv6 counts as IPv4."""
-    if peer.startswith("ipv6:["):
-        host = peer[len("ipv6:[") : peer.index("]")] if "]" in peer else ""
-        try:
-            address = ipaddress.IPv6Address(host.split("%", 1)[0])
-        except ValueError:
-            return peer
-        if address.ipv4_mapped is not None:
-            return f"ipv4:{address.ipv4_mapped}"
-        network = ipaddress.IPv6Network((address, 64), strict=False)
-        return f"ipv6:[{network.network_address}]/64"
-    if peer.startswith("ipv4:"):
-        return peer.rsplit(":", 1)[0]
-    return peer
 
 
 def _upstream_failure(error: grpc.aio.AioRpcError) -> ServiceError:
@@ -131,6 +117,26 @@ def _token_missing() -> ServiceError:
     )
 
 
+def admitted(method: _Handler[_Request, _Reply]) -> _Handler[_Request, _Reply]:
+    """Count the call against its connection's address (:class:`Admission`); refuse it
+    (RESOURCE_EXHAUSTED / RATE_LIMITED) when the address may open no more connections."""
+
+    @functools.wraps(method)
+    async def call(self: GatewayServicer, request: _Request, context: Any) -> _Reply:
+        peer = context.peer() or ""
+        try:
+            self.admission.call_started(peer)
+        except ServiceError as error:
+            metrics.REFUSED.labels(error.metadata.get("limit", "")).inc()
+            await abort(context, error)
+        try:
+            return await method(self, request, context)
+        finally:
+            self.admission.call_ended(peer)
+
+    return call
+
+
 class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     """``dominos.v1.DominosService`` over the internal table service."""
 
@@ -141,11 +147,15 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         leases: LeaseKeeper,
         *,
         gateway_id: str,
+        admission: Admission | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.table = table
         self.hub = hub
         self.leases = leases
+        self.admission = admission or Admission(
+            connections_per_address=0, streams_per_address=0, streams_per_seat=1000, idle_s=60
+        )
         self.gateway_id = gateway_id
         self.clock = clock
         self._stream_ids = itertools.count(1)
@@ -173,19 +183,26 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                     await asyncio.sleep(delay)
                     delay *= 2
                     continue
-                details = tuple(
-                    (k, v) for k, v in (error.trailing_metadata() or ()) if k == DETAILS_KEY
-                )
-                if not details:
-                    await abort(context, _upstream_failure(error))
-                await context.abort(error.code(), error.details() or "", details)
+                await self._relay(error, context)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _relay(self, error: grpc.aio.AioRpcError, context: Any) -> None:
+        """End the client's call with the table service's refusal (its status and rich
+        details), or UNAVAILABLE for a failure that carries none."""
+        details = tuple((k, v) for k, v in (error.trailing_metadata() or ()) if k == DETAILS_KEY)
+        if not details:
+            await abort(context, _upstream_failure(error))
+        await context.abort(error.code(), error.details() or "", details)
 
     async def _execute(
         self, expect: type[_Reply], context: Any, token: str = "", **command: Any
     ) -> _Reply:
+        peer = context.peer() or ""
         request = table_pb2.ExecuteRequest(
-            seat_token=token, peer=client_address(context.peer() or ""), **command
+            seat_token=token,
+            peer=client_address(peer),
+            connection=f"{self.gateway_id}/{peer}",
+            **command,
         )
         reply = await self._forward(self.table.Execute, request, context)
         result = getattr(reply, reply.WhichOneof("result"))
@@ -207,42 +224,49 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         except ServiceError as error:
             await abort(context, error)
 
+    @admitted
     async def CreateTable(  # noqa: N802 (gRPC method names)
         self, request: gateway_pb2.CreateTableRequest, context: Any
     ) -> gateway_pb2.CreateTableResponse:
         """See gateway.proto."""
         return await self._execute(gateway_pb2.CreateTableResponse, context, create_table=request)
 
+    @admitted
     async def JoinTable(  # noqa: N802
         self, request: gateway_pb2.JoinTableRequest, context: Any
     ) -> gateway_pb2.JoinTableResponse:
         """See gateway.proto."""
         return await self._execute(gateway_pb2.JoinTableResponse, context, join_table=request)
 
+    @admitted
     async def LeaveTable(  # noqa: N802
         self, request: gateway_pb2.LeaveTableRequest, context: Any
     ) -> gateway_pb2.LeaveTableResponse:
         """See gateway.proto."""
         return await self._seated(gateway_pb2.LeaveTableResponse, context, leave_table=request)
 
+    @admitted
     async def SetTarget(  # noqa: N802
         self, request: gateway_pb2.SetTargetRequest, context: Any
     ) -> gateway_pb2.SetTargetResponse:
         """See gateway.proto."""
         return await self._seated(gateway_pb2.SetTargetResponse, context, set_target=request)
 
+    @admitted
     async def StartGame(  # noqa: N802
         self, request: gateway_pb2.StartGameRequest, context: Any
     ) -> gateway_pb2.StartGameResponse:
         """See gateway.proto."""
         return await self._seated(gateway_pb2.StartGameResponse, context, start_game=request)
 
+    @admitted
     async def PlayTile(  # noqa: N802
         self, request: gateway_pb2.PlayTileRequest, context: Any
     ) -> gateway_pb2.PlayTileResponse:
         """See gateway.proto."""
         return await self._seated(gateway_pb2.PlayTileResponse, context, play_tile=request)
 
+    @admitted
     async def Pass(  # noqa: N802
         self, request: gateway_pb2.PassRequest, context: Any
     ) -> gateway_pb2.PassResponse:
@@ -250,6 +274,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         command: dict[str, Any] = {"pass": request}  # `pass` is a keyword
         return await self._seated(gateway_pb2.PassResponse, context, **command)
 
+    @admitted
     async def GetTableView(  # noqa: N802
         self, request: gateway_pb2.GetTableViewRequest, context: Any
     ) -> gateway_pb2.GetTableViewResponse:
@@ -264,6 +289,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
 
     # -- the view stream -------------------------------------------------------------------
 
+    @admitted
     async def WatchTable(  # noqa: N802
         self, request: gateway_pb2.WatchTableRequest, context: Any
     ) -> None:
@@ -277,14 +303,26 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         mine = credentials.token_holder(token)
         watcher = await self.hub.watch(table_id, seat)
         key = (table_id, seat, mine)
+        try:
+            # At most so many streams per address; a newer stream of the token replaces its
+            # oldest beyond the seat's cap (that one's watcher closes).
+            slot = self.admission.open_stream(context.peer() or "", key, watcher)
+        except ServiceError as error:
+            await self.hub.unwatch(watcher)
+            metrics.REFUSED.labels(error.metadata.get("limit", "")).inc()
+            await abort(context, error)
         self._local_seats[key] = self._local_seats.get(key, 0) + 1
         metrics.STREAMS.inc()
         revoked = False
         with bound_context(table_id=table_id, seat=seat):
             try:
-                await self._connect(table_id, seat, token, holder)
+                await self._connect(table_id, seat, token, holder, context)
                 while True:
-                    version = await watcher.next()  # shared with the table's other streams
+                    try:
+                        version = await watcher.next()  # shared with the table's other streams
+                    except WatcherClosed:
+                        metrics.STREAMS_REPLACED.inc()
+                        await abort(context, replaced())
                     state = version.state
                     if version.holders and credentials.holder_of(version.holders, seat) != mine:
                         if state.version <= checked_at:
@@ -300,6 +338,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                         return
             finally:
                 metrics.STREAMS.dec()
+                self.admission.close_stream(slot)
                 self._local_seats[key] -= 1
                 if not self._local_seats[key]:
                     del self._local_seats[key]
@@ -320,12 +359,29 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         )
         return int(reply.view.your_seat), int(reply.view.version)
 
-    async def _connect(self, table_id: str, seat: int, token: str, holder: str) -> None:
+    async def _connect(
+        self, table_id: str, seat: int, token: str, holder: str, context: Any
+    ) -> None:
+        """Take the seat's presence lease and mark it connected; a refusal of the table
+        service (a seat that connects too often) ends the stream with its status."""
         await self.leases.take(table_id, seat, holder)
-        await self.table.SetPresence(
-            table_pb2.SetPresenceRequest(table_id=table_id, seat_token=token, connected=True),
-            timeout=CALL_TIMEOUT_S,
-        )
+        request = table_pb2.SetPresenceRequest(table_id=table_id, seat_token=token, connected=True)
+        delay = 0.02
+        for attempt in range(PRESENCE_RETRIES + 1):
+            try:
+                await self.table.SetPresence(request, timeout=CALL_TIMEOUT_S)
+                return
+            except grpc.aio.AioRpcError as error:
+                # Marking a seat connected twice is harmless: retry a table that changed too
+                # fast (ABORTED) as well as a table service that was away.
+                retry = error.code() in (*_RETRYABLE, grpc.StatusCode.ABORTED)
+                if retry and attempt < PRESENCE_RETRIES and not _ended(context):
+                    await asyncio.sleep(delay * (1 + random.random()))
+                    delay *= 2
+                    continue
+                if error.code() == grpc.StatusCode.ABORTED:
+                    await abort(context, _upstream_failure(error))  # UNAVAILABLE: reopen
+                await self._relay(error, context)
 
     async def _disconnect(
         self,

@@ -22,6 +22,7 @@ from dominos.v1 import events_pb2, game_pb2, gateway_pb2
 from services.common.logging import get_logger
 from services.table import credentials, metrics, requests
 from services.table.command_log import decode_log, encode_entry
+from services.table.limits import Budget, Limiter, Spent, limit_key, table_limit_key
 from services.table.projection import table_view
 from services.table.published import is_held, published_state, seat_holders
 from services.table.publisher import EventPublisher
@@ -46,10 +47,11 @@ from services.table.rules import (
     encode_state,
     replay,
 )
-from services.table.service_errors import ServiceError
+from services.table.service_errors import ServiceError, rate_limited
 from services.table.store import (
     JOIN_REQUESTS_KEPT,
     SEAT_REQUESTS_KEPT,
+    Client,
     Commit,
     LoadedTable,
     RequestRecord,
@@ -61,7 +63,6 @@ from services.table.store import (
 log = get_logger(__name__)
 
 MAX_ATTEMPTS: Final = 8
-JOIN_WINDOW_MS: Final = 60_000
 
 SeatedRequest = (
     gateway_pb2.LeaveTableRequest
@@ -73,14 +74,45 @@ SeatedRequest = (
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """The budgets that keep one client from exhausting the cluster (D6, issue 15); 0 turns
+    a budget off. Sized for real use: a café of ten tables behind one address creates, joins
+    and reconnects well within them (README "Limits")."""
+
+    #: ``CreateTable`` attempts per client address per minute, and per hour.
+    creates_per_address_minute: int = 20
+    creates_per_address_hour: int = 120
+    #: ``CreateTable`` attempts of everyone per second (all gateways, all replicas).
+    creates_per_second: int = 20
+    #: Lobbies open at once that were created from one client address.
+    lobbies_per_address: int = 30
+    #: Failed joins (no such code) per client connection, and per address, per minute.
+    join_failures_per_connection: int = 5
+    join_failures_per_address: int = 12000
+    #: Lobby changes (joins, leaves, target changes) of one table per minute.
+    lobby_changes_per_minute: int = 30
+    #: Connections (a view stream turning the seat connected) of one seat per minute.
+    connections_per_seat_minute: int = 20
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     """What the service decides beyond the rules: clocks (D8), lifetimes (D5), limits (D6)."""
 
     timing: Timing = field(default_factory=Timing)
     lobby_ttl_ms: int = 3_600_000
     finished_ttl_ms: int = 86_400_000
-    join_failures_per_minute: int = 20
+    limits: Limits = field(default_factory=Limits)
     token_secret: bytes = b"dev-only-insecure-token-secret"
+
+
+MINUTE_MS: Final = 60_000
+HOUR_MS: Final = 3_600_000
+SECOND_MS: Final = 1_000
+
+
+def _spent(spent: Spent, message: str) -> ServiceError:
+    return rate_limited(spent.budget.name, message, spent.retry_after_ms / 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +160,7 @@ class TableApp:
         self.store = store
         self.publisher = publisher
         self.policy = policy
+        self.limiter = Limiter(store.redis)
         self.clock = clock
         self.on_applied = on_applied
 
@@ -143,9 +176,11 @@ class TableApp:
     # -- public commands -------------------------------------------------------------------
 
     async def create_table(
-        self, request: gateway_pb2.CreateTableRequest
+        self, request: gateway_pb2.CreateTableRequest, client: Client
     ) -> gateway_pb2.CreateTableResponse:
-        """Open a table with the caller as host (seat 0) and a fresh invitation code."""
+        """Open a table with the caller as host (seat 0) and a fresh invitation code, within
+        the creation budgets of the client's address and of the cluster, and the cap on the
+        address's open lobbies (issue 15). A repeat of an earlier create costs no budget."""
         rid = requests.secret_request_id(request.request_id)
         host = requests.name(request.host_name)
         target = requests.target(request.target, zero_means_default=True)
@@ -154,11 +189,25 @@ class TableApp:
         earlier = await self.store.created_by(rid_hash)
         if earlier is not None:
             return await self._repeat_create(earlier, fingerprint)
+        await self._take(self._create_budgets(client), "too many tables created; retry later")
         table_id = credentials.new_table_id()
-        code = credentials.new_code()
-        while await self.store.code_taken(code):  # 6.6e11 codes: practically never loops
-            code = credentials.new_code()
         now = self.now_ms()
+        wait_ms = await self.limiter.reserve_lobby(
+            client.address,
+            table_id,
+            self.policy.limits.lobbies_per_address,
+            now,
+            self.policy.lobby_ttl_ms,
+        )
+        if wait_ms:
+            raise rate_limited(
+                "lobbies_per_address",
+                "too many open lobbies created from this address; start or leave one first",
+                wait_ms / 1000,
+            )
+        code = credentials.new_code()
+        while await self.store.code_taken(code):  # 5.9e14 codes: practically never loops
+            code = credentials.new_code()
         command = Create(table_id, host, target, self.policy.timing)
         try:
             transition = create(command, now)
@@ -183,28 +232,34 @@ class TableApp:
         )
 
     async def join_table(
-        self, request: gateway_pb2.JoinTableRequest, peer: str
+        self, request: gateway_pb2.JoinTableRequest, client: Client
     ) -> gateway_pb2.JoinTableResponse:
-        """Take the lowest free seat of the table with this code (R2, D4); failed attempts
-        per peer are limited (D6)."""
+        """Take the lowest free seat of the table with this code (R2, D4). Failed attempts
+        are limited per client connection and, with a ceiling, per address (D6, issue 15);
+        a join counts as a lobby change of its table."""
         rid = requests.secret_request_id(request.request_id)
         player = requests.name(request.player_name)
         code = requests.invitation_code(request.invitation_code)
+        limits = self.policy.limits
         lookup = await self.store.join_lookup(
-            code, peer, self.policy.join_failures_per_minute, JOIN_WINDOW_MS
+            code,
+            client,
+            (limits.join_failures_per_connection, limits.join_failures_per_address),
+            MINUTE_MS,
         )
         if lookup.limited:
-            raise ServiceError(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                "RATE_LIMITED",
+            metrics.RATE_LIMITED.labels(f"join_failures_per_{lookup.limited}").inc()
+            raise rate_limited(
+                f"join_failures_per_{lookup.limited}",
                 "too many failed join attempts; retry later",
-                retry_after_s=lookup.retry_after_ms / 1000,
+                lookup.retry_after_ms / 1000,
             )
         table_id = lookup.table_id
         if table_id is None:
             raise ServiceError(
                 grpc.StatusCode.NOT_FOUND, "CODE_NOT_FOUND", "no table has this code"
             )
+        await self._take_lobby_change(table_id)
         rid_hash = requests.request_hash(rid)
         fingerprint = requests.fingerprint(request)
         for _ in range(MAX_ATTEMPTS):
@@ -253,6 +308,8 @@ class TableApp:
         table_id = requests.table_id(request.table_id)
         requests.seat_token(token)
         build = self._command_builder(request)
+        if isinstance(request, gateway_pb2.LeaveTableRequest | gateway_pb2.SetTargetRequest):
+            await self._take_lobby_change(table_id)
         outcome = await self._run(
             table_id,
             token,
@@ -270,6 +327,17 @@ class TableApp:
         """Record that the seat's client connected or dropped (S3, S4, D3); the version after."""
         requests.table_id(table_id)
         requests.seat_token(token)
+        if connected:
+            # Bounded per seat, once the token proved it (issue 15): a client that connects
+            # and drops in a loop would make every gateway fan out a version each time.
+            _, seat = await self.seat_of(table_id, token)
+            budget = Budget(
+                "connections_per_seat", self.policy.limits.connections_per_seat_minute, MINUTE_MS
+            )
+            await self._take(
+                [(table_limit_key(table_id, f"presence:{seat}"), budget)],
+                "this seat connected too often; retry later",
+            )
         outcome = await self._run(table_id, token, lambda seat: SetPresence(seat, connected))
         return outcome.state.version
 
@@ -324,6 +392,39 @@ class TableApp:
         requests.seat_token(token)
         loaded = await self._load(table_id)
         return loaded, self._seat_of(loaded, token, allow_left_seat=False)
+
+    # -- budgets ---------------------------------------------------------------------------
+
+    def _create_budgets(self, client: Client) -> list[tuple[str, Budget]]:
+        limits = self.policy.limits
+        return [
+            (
+                limit_key("creates", f"{client.address}:m"),
+                Budget("creates_per_address", limits.creates_per_address_minute, MINUTE_MS),
+            ),
+            (
+                limit_key("creates", f"{client.address}:h"),
+                Budget("creates_per_address", limits.creates_per_address_hour, HOUR_MS),
+            ),
+            (
+                limit_key("creates", "cluster"),
+                Budget("creates_per_second", limits.creates_per_second, SECOND_MS),
+            ),
+        ]
+
+    async def _take(self, budgets: list[tuple[str, Budget]], message: str) -> None:
+        """Count one event against ``budgets``, or refuse (RATE_LIMITED) when one is spent."""
+        spent = await self.limiter.take(budgets)
+        if spent is not None:
+            metrics.RATE_LIMITED.labels(spent.budget.name).inc()
+            raise _spent(spent, message)
+
+    async def _take_lobby_change(self, table_id: str) -> None:
+        budget = Budget("lobby_changes", self.policy.limits.lobby_changes_per_minute, MINUTE_MS)
+        await self._take(
+            [(table_limit_key(table_id, "lobby"), budget)],
+            "this table's lobby changed too often; retry later",
+        )
 
     # -- the command loop ------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import secrets
 from typing import Final
 
 CODE_ALPHABET: Final = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
-CODE_LENGTH: Final = 8
+CODE_LENGTH: Final = 10
 TABLE_ID_LENGTH: Final = 22
 _CODE_RE: Final = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 _TABLE_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{22}")

@@ -45,6 +45,23 @@ TIMERS_HANDLED = Counter(
     "timer.expired messages handled, by whether they changed the table (acted, stale).",
     ["result"],
 )
+RATE_LIMITED = Counter(
+    "dominos_table_rate_limited_total",
+    "Requests refused because a budget was spent (RATE_LIMITED), by the limit (issue 15).",
+    ["limit"],
+)
+#: Every limit's series exists from the start (a first burst shows in rate()).
+LIMITS = (
+    "creates_per_address",
+    "creates_per_second",
+    "lobbies_per_address",
+    "join_failures_per_connection",
+    "join_failures_per_address",
+    "lobby_changes",
+    "connections_per_seat",
+)
+for _limit in LIMITS:
+    RATE_LIMITED.labels(_limit)
 TABLES = Gauge(
     "dominos_tables",
     "Live tables by phase (waiting, playing, round_over, finished, closed), cluster-wide.",

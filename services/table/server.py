@@ -23,7 +23,7 @@ from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.table import metrics
-from services.table.application import Policy, TableApp
+from services.table.application import Limits, Policy, TableApp
 from services.table.publisher import EventPublisher, ensure_stream, stop_task
 from services.table.rules import Timing
 from services.table.servicer import TableServicer
@@ -41,7 +41,16 @@ def policy_from(settings: Settings) -> Policy:
         timing=Timing(settings.turn_ms, settings.away_turn_ms, settings.round_break_ms),
         lobby_ttl_ms=settings.lobby_ttl_ms,
         finished_ttl_ms=settings.finished_ttl_ms,
-        join_failures_per_minute=settings.join_rate_limit,
+        limits=Limits(
+            creates_per_address_minute=settings.creates_per_address_minute,
+            creates_per_address_hour=settings.creates_per_address_hour,
+            creates_per_second=settings.creates_per_second,
+            lobbies_per_address=settings.lobbies_per_address,
+            join_failures_per_connection=settings.join_failures_per_connection,
+            join_failures_per_address=settings.join_rate_limit,
+            lobby_changes_per_minute=settings.lobby_changes_per_minute,
+            connections_per_seat_minute=settings.connections_per_seat_minute,
+        ),
         token_secret=settings.token_secret.encode(),
     )
 

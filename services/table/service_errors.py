@@ -4,12 +4,14 @@ A :class:`ServiceError` carries a gRPC status code, the machine-readable reason 
 contract (``ErrorReason`` without its prefix) and a message. :func:`abort` ends an RPC with
 it: the status code and message as usual, plus the ``grpc-status-details-bin`` trailer
 holding a ``google.rpc.Status`` with a ``google.rpc.ErrorInfo`` (domain ``dominos.v1``) and,
-for rate limits, a ``google.rpc.RetryInfo``. :func:`reason_of` reads the reason back on the
-client side.
+for rate limits, a ``google.rpc.RetryInfo`` and the limit that was reached in the
+``ErrorInfo``'s metadata (``limit``, see :func:`rate_limited`). :func:`reason_of` reads the
+reason back on the client side.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import grpc
@@ -38,12 +40,15 @@ class ServiceError(Exception):
         message: str,
         *,
         retry_after_s: float | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(f"{code.name} {reason}: {message}")
         self.code = code
         self.reason = reason
         self.message = message
         self.retry_after_s = retry_after_s
+        #: ``ErrorInfo.metadata``: machine-readable particulars (e.g. which limit).
+        self.metadata = dict(metadata or {})
 
     @classmethod
     def from_rule(cls, error: RuleError) -> ServiceError:
@@ -54,7 +59,9 @@ class ServiceError(Exception):
         """The ``google.rpc.Status`` sent in the trailer."""
         details = []
         info = any_pb2.Any()
-        info.Pack(error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN))
+        info.Pack(
+            error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
+        )
         details.append(info)
         if self.retry_after_s is not None:
             retry = any_pb2.Any()
@@ -67,6 +74,29 @@ class ServiceError(Exception):
     def trailing_metadata(self) -> tuple[tuple[str, bytes], ...]:
         """The trailer carrying :meth:`status`."""
         return ((DETAILS_KEY, self.status().SerializeToString()),)
+
+
+def rate_limited(limit: str, message: str, retry_after_s: float) -> ServiceError:
+    """RESOURCE_EXHAUSTED / RATE_LIMITED: the budget ``limit`` (its name in the contract, e.g.
+    ``creates_per_address``, carried as ``ErrorInfo.metadata["limit"]``) is spent; retry after
+    ``retry_after_s`` (``RetryInfo``)."""
+    return ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "RATE_LIMITED",
+        message,
+        retry_after_s=max(retry_after_s, 0.001),
+        metadata={"limit": limit},
+    )
+
+
+def limit_of(error: grpc.RpcError) -> str | None:
+    """The limit a RATE_LIMITED call reached (``ErrorInfo.metadata["limit"]``), if any."""
+    status = status_of(error)
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return str(info.metadata["limit"]) if "limit" in info.metadata else None
+    return None
 
 
 def invalid(reason: str, message: str) -> ServiceError:

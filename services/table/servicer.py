@@ -28,9 +28,11 @@ from services.common.caller_auth import GATEWAY, current_caller
 from services.common.connections import DEPENDENCY_ERRORS
 from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, bound_context, get_logger
+from services.common.peers import client_address
 from services.table import metrics, requests
 from services.table.application import TableApp
 from services.table.service_errors import ServiceError, abort, invalid
+from services.table.store import Client
 
 log = get_logger(__name__)
 
@@ -112,13 +114,13 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.ExecuteRequest, kind: str | None, inner: Any, context: Any
     ) -> table_pb2.ExecuteResponse:
         if kind == "create_table":
-            return table_pb2.ExecuteResponse(create_table=await self.app.create_table(inner))
+            client = self._client(request, context)
+            return table_pb2.ExecuteResponse(
+                create_table=await self.app.create_table(inner, client)
+            )
         if kind == "join_table":
-            # Only a gateway speaks for a client; any other caller is counted as itself.
-            speaks_for_client = current_caller() == GATEWAY or not self.callers_authenticated
-            trusted = speaks_for_client and request.peer
-            peer = request.peer if trusted else context.peer() or "unknown"
-            return table_pb2.ExecuteResponse(join_table=await self.app.join_table(inner, peer))
+            client = self._client(request, context)
+            return table_pb2.ExecuteResponse(join_table=await self.app.join_table(inner, client))
         if kind is None:
             raise invalid("COMMAND_MISSING", "an ExecuteRequest carries one command")
         _, result = await self.app.seated_command(inner, request.seat_token)
@@ -132,6 +134,15 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             "pass": gateway_pb2.PassResponse,
         }
         return table_pb2.ExecuteResponse(**{kind: responses[kind](view=result)})
+
+    def _client(self, request: table_pb2.ExecuteRequest, context: Any) -> Client:
+        """Who the budgets count a create or a join by. Only a gateway speaks for a client
+        (its address and connection); any other caller is counted as itself."""
+        speaks_for_client = current_caller() == GATEWAY or not self.callers_authenticated
+        if speaks_for_client and request.peer:
+            return Client(request.peer[:128], (request.connection or request.peer)[:192])
+        own = context.peer() or "unknown"
+        return Client(client_address(own)[:128], own[:192])
 
     async def SetPresence(  # noqa: N802
         self, request: table_pb2.SetPresenceRequest, context: Any

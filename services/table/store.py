@@ -11,7 +11,8 @@ Keys (every key of a table carries the hash tag ``{<table_id>}``):
 | ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled, for the relay |
 | ``dominos:code:<CODE>`` | string | the table id of an invitation code |
 | ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) |
-| ``dominos:joinfail:<peer>`` | string | failed join attempts of a peer in the current minute (D6) |
+| ``dominos:joinfail:<address>`` | string | failed join attempts of a client address in the current minute (D6) |
+| ``dominos:joinfail:c:<connection>`` | string | failed join attempts of one client connection in the current minute |
 | ``dominos:phase:<phase>`` | sorted set | live tables in each phase, scored by expiry (the ``dominos_tables`` gauge) |
 
 Every value of the table hash is at most 64 bytes, so Redis keeps the hash in its compact
@@ -129,29 +130,41 @@ end
 return 1
 """
 
-# Look an invitation code up for a peer within its failure budget (D6), atomically: the check,
-# the lookup and the count of a miss are one step, so attempts in flight together cannot all
-# pass the check before any is counted. KEYS: code key, the peer's failure counter; ARGV:
-# budget, window ms. Returns {1, table id} | {0, failures so far} (no such code, counted) |
-# {-1, window ms left} (budget spent, nothing looked up).
+# Look an invitation code up within the failure budgets of the client's connection and of its
+# address (D6, issue 15), atomically: the checks, the lookup and the count of a miss are one
+# step, so attempts in flight together cannot all pass the check before any is counted.
+# KEYS: code key, the connection's failure counter, the address's; ARGV: connection budget,
+# address budget, window ms. Returns {1, table id} | {0, 0} (no such code, counted) |
+# {-1, window ms left, 1 (connection) or 2 (address)} (budget spent, nothing looked up).
 _JOIN_LOOKUP = """
-local failures = tonumber(redis.call('GET', KEYS[2]) or '0')
-if failures >= tonumber(ARGV[1]) then
-  return {-1, math.max(redis.call('PTTL', KEYS[2]), 0)}
+for i = 2, 3 do
+  local failures = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if failures >= tonumber(ARGV[i - 1]) then
+    return {-1, math.max(redis.call('PTTL', KEYS[i]), 1), i - 1}
+  end
 end
 local table_id = redis.call('GET', KEYS[1])
 if table_id then return {1, table_id} end
-failures = redis.call('INCR', KEYS[2])
-if failures == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-return {0, failures}
+for i = 2, 3 do
+  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+end
+return {0, 0}
 """
+
+
+class Client(NamedTuple):
+    """Who sent a create or a join, as the gateway saw it: the address budgets count by
+    (IPv4, or an IPv6 /64) and the connection (gateway and address with port)."""
+
+    address: str
+    connection: str
 
 
 class JoinLookup(NamedTuple):
     """The answer of :meth:`TableStore.join_lookup`."""
 
     table_id: str | None = None  # the code's table; None: no such code, or limited
-    limited: bool = False  # the peer's failure budget is spent: nothing was looked up
+    limited: str = ""  # which failure budget is spent ("connection", "address"): nothing looked up
     retry_after_ms: int = 0  # when limited: ms until the window ends
 
 
@@ -355,16 +368,30 @@ class TableStore:
             return b""
         return b"".join(await self.redis.hmget(key, [f"l{i}" for i in range(chunks)]))
 
-    async def join_lookup(self, code: str, peer: str, budget: int, window_ms: int) -> JoinLookup:
-        """The table with this invitation code, looked up for ``peer`` within its budget of
-        failed attempts per window (D6); a miss counts against the budget (one atomic step)."""
-        kind, value = await self._join_lookup(
-            keys=[code_key(code), f"{PREFIX}:joinfail:{peer}"], args=[budget, window_ms]
+    async def join_lookup(
+        self,
+        code: str,
+        client: Client,
+        budgets: tuple[int, int],
+        window_ms: int,
+    ) -> JoinLookup:
+        """The table with this invitation code, looked up within the client's budgets of
+        failed attempts per window: its connection's, then its address's (D6); a miss counts
+        against both (one atomic step)."""
+        answer = await self._join_lookup(
+            keys=[
+                code_key(code),
+                f"{PREFIX}:joinfail:c:{client.connection}",
+                f"{PREFIX}:joinfail:{client.address}",
+            ],
+            args=[*budgets, window_ms],
         )
-        if int(kind) == 1:
-            return JoinLookup(table_id=value.decode())
-        if int(kind) == -1:
-            return JoinLookup(limited=True, retry_after_ms=int(value))
+        kind = int(answer[0])
+        if kind == 1:
+            return JoinLookup(table_id=answer[1].decode())
+        if kind == -1:
+            which = "connection" if int(answer[2]) == 1 else "address"
+            return JoinLookup(limited=which, retry_after_ms=int(answer[1]))
         return JoinLookup()
 
     async def tables_by_phase(self, now_ms: int) -> dict[str, int]:

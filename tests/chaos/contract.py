@@ -65,6 +65,7 @@ _SEATED: Final[dict[grpc.StatusCode, set[str]]] = {
     _S.NOT_FOUND: {"TABLE_NOT_FOUND"},
     _S.FAILED_PRECONDITION: {"GAME_ALREADY_STARTED", "GAME_OVER"},
     _S.ABORTED: {"VERSION_CONFLICT"},
+    _S.RESOURCE_EXHAUSTED: {"RATE_LIMITED"},
     **_REUSED,
 }
 _READ: Final[dict[grpc.StatusCode, set[str]]] = {
@@ -72,6 +73,7 @@ _READ: Final[dict[grpc.StatusCode, set[str]]] = {
     _S.UNAUTHENTICATED: {"TOKEN_MISSING"},
     _S.PERMISSION_DENIED: {"TOKEN_INVALID"},
     _S.NOT_FOUND: {"TABLE_NOT_FOUND"},
+    _S.RESOURCE_EXHAUSTED: {"RATE_LIMITED"},
 }
 
 
@@ -102,6 +104,7 @@ _PLAY: Final = {
         "GAME_OVER",
     },
     _S.ABORTED: {"VERSION_CONFLICT"},
+    _S.RESOURCE_EXHAUSTED: {"RATE_LIMITED"},
     **_REUSED,
 }
 
@@ -133,7 +136,7 @@ RPC_ERRORS: Final[dict[str, dict[grpc.StatusCode, set[str]]]] = {
         _S.FAILED_PRECONDITION: {"ROUND_NOT_IN_PLAY", "NOT_YOUR_TURN", "GAME_OVER", "MUST_PLAY"},
     },
     "GetTableView": _READ,
-    "WatchTable": _READ,
+    "WatchTable": _plus(_READ, ABORTED={"STREAM_REPLACED"}),
 }
 
 

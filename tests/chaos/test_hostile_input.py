@@ -75,6 +75,7 @@ FUZZ_ENV = {
     "DOMINOS_AWAY_TURN_SECONDS": "3600",
     "DOMINOS_ROUND_BREAK_SECONDS": "0",
     "DOMINOS_JOIN_RATE_LIMIT": "100000",
+    "DOMINOS_JOIN_FAILURES_PER_CONNECTION": "100000",
     "DOMINOS_PRESENCE_LEASE_SECONDS": "3",
 }
 RSS_LIMIT_MB = 300
@@ -86,6 +87,7 @@ KINDS = ("lobby", "full", "playing", "finished", "closed")
 PRINTABLE = string.printable[:95]  # ' ' .. '~'
 B64URL = string.ascii_letters + string.digits + "-_"
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTVWXYZ23456789"
+CODE_LENGTH = 10
 OK = grpc.StatusCode.OK
 
 
@@ -850,7 +852,7 @@ def test_create_table(lab: Lab, rid_choice: tuple[str, str], name: str, target: 
             st.sampled_from(["lobby", *KINDS]),
             st.sampled_from(["as is", "lower", "spaced", "dashed"]),
         ),
-        st.tuples(st.just("shaped"), st.text(alphabet=CODE_ALPHABET, min_size=8, max_size=8)),
+        st.tuples(st.just("shaped"), st.text(alphabet=CODE_ALPHABET, min_size=CODE_LENGTH, max_size=CODE_LENGTH)),
         st.tuples(st.just("text"), TEXT),
     ),
 )

@@ -22,7 +22,7 @@ from google.rpc import error_details_pb2
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient, request_id
-from services.table.credentials import CODE_ALPHABET
+from services.table.credentials import CODE_ALPHABET, CODE_LENGTH
 from services.table.service_errors import reason_of, status_of
 from services.table.store import PREFIX, table_key
 from tests.support.secrets import SESSION_SECRETS
@@ -80,7 +80,7 @@ async def clients(flood: Flood) -> AsyncIterator[tuple[DominosClient, ...]]:
 
 def wrong_code(rng: random.Random) -> str:
     """A well-formed invitation code of no table (1 chance in 6.6e11 otherwise)."""
-    return "".join(rng.choice(CODE_ALPHABET) for _ in range(8))
+    return "".join(rng.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
 async def join(client: DominosClient, code: str) -> tuple[grpc.StatusCode, str | None, Any]:

@@ -286,8 +286,8 @@ def test_winner_is_said_once_the_game_is_over() -> None:
 def test_lobby_lines_show_the_code_and_who_is_seated() -> None:
     view = make_view(phase=game_pb2.PHASE_WAITING)
     view.seats[3].occupied = False
-    lines = texts.lobby_lines(view, "ABCD2345", "fr")
-    assert lines[0] == "Code d'invitation : ABCD2345"
+    lines = texts.lobby_lines(view, "ABCDE23456", "fr")
+    assert lines[0] == "Code d'invitation : ABCDE-23456"  # read out in two groups
     assert "  (place libre)" in lines
     assert lines[-1] == "En attente de joueurs : 3/4 assis."
     assert texts.lobby_lines(make_view(phase=game_pb2.PHASE_WAITING), "X", "en")[-1] == (

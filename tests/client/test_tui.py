@@ -116,10 +116,10 @@ async def create_and_start(pilot: Pilot[None], app: DominosApp, bots: Bots) -> N
     await pilot.pause()
     lobby = text_of(app, "lobby")
     if app.lang == "fr":
-        assert f"Code d'invitation : {app.code}" in lobby
+        assert f"Code d'invitation : {texts.code_text(app.code)}" in lobby
         assert "Objectif : 500 points" in lobby
     else:
-        assert f"Invitation code: {app.code}" in lobby
+        assert f"Invitation code: {texts.code_text(app.code)}" in lobby
         assert "Target: 500 points" in lobby
     start = app.lobby_screen.query_one("#start", Button)
     assert start.disabled  # R3: one seated

@@ -2,14 +2,17 @@
 service, the timer service and gateways, each its own process on free ports.
 
 ``ProcessCluster.start(turn_s=..., away_s=..., break_s=...)`` starts everything and waits
-until every service answers its health check; ``stop()`` stops the cluster's *current*
-processes (a test may have replaced one by a restarted one) and removes the servers' data.
+until every service answers its health check. Redis and NATS enforce the production users
+and permissions, and each service connects as its own identity (``SESSION_SECRETS``).
+``stop()`` stops the cluster's *current* processes (a test may have replaced one by a
+restarted one) and removes the servers' data.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess
 
@@ -40,12 +43,10 @@ class ProcessCluster:
         extra_env: dict[str, str] | None = None,
     ) -> ProcessCluster:
         """Start Redis, NATS, the table and timer services and ``gateways`` gateways."""
-        redis, nats = RedisServer(), NatsServer()
+        redis, nats = RedisServer(secrets=SESSION_SECRETS), NatsServer(secrets=SESSION_SECRETS)
         redis.start()
         nats.start()
         env = {
-            "DOMINOS_REDIS_URL": redis.url,
-            "DOMINOS_NATS_URL": nats.url,
             "DOMINOS_TURN_SECONDS": str(turn_s),
             "DOMINOS_AWAY_TURN_SECONDS": str(away_s),
             "DOMINOS_ROUND_BREAK_SECONDS": str(break_s),
@@ -53,8 +54,10 @@ class ProcessCluster:
             "DOMINOS_TIMER_SWEEP_SECONDS": "0.25",
             **(extra_env or {}),
         }
-        table = ServiceProcess("services.table", env, metrics=metrics).start()
-        timer = ServiceProcess("services.timer", env, metrics=metrics).start()
+        table = ServiceProcess("services.table", _as(redis, nats, "table", env), metrics=metrics)
+        timer = ServiceProcess("services.timer", _as(redis, nats, "timer", env), metrics=metrics)
+        table.start()
+        timer.start()
         cluster = cls(redis, nats, env, table, timer, metrics, started=[table, timer])
         for _ in range(gateways):
             cluster.start_gateway()
@@ -64,7 +67,10 @@ class ProcessCluster:
         """Start one more gateway in front of the table service."""
         gateway = ServiceProcess(
             "services.gateway",
-            {**self.env, "DOMINOS_TABLE_SERVICE_ADDR": self.table.address},
+            {
+                **_as(self.redis, self.nats, "gateway", self.env),
+                "DOMINOS_TABLE_SERVICE_ADDR": self.table.address,
+            },
             metrics=self.metrics,
         ).start()
         self.gateways.append(gateway)
@@ -73,8 +79,10 @@ class ProcessCluster:
 
     def restart(self, process: ServiceProcess) -> ServiceProcess:
         """A new process of the same service on the same port (the old one has stopped)."""
+        service = process.module.rpartition(".")[2]
+        env = _as(self.redis, self.nats, service, self.env)
         restarted = ServiceProcess(
-            process.module, self.env, port=process.port, metrics=self.metrics
+            process.module, env, port=process.port, metrics=self.metrics
         ).start()
         self.started.append(restarted)
         return restarted
@@ -87,3 +95,12 @@ class ProcessCluster:
         self.redis.stop()
         self.nats.cleanup()
         self.redis.cleanup()
+
+
+def _as(redis: RedisServer, nats: NatsServer, service: str, env: dict[str, str]) -> dict[str, str]:
+    """``env`` plus the Redis and NATS URLs of ``service``'s own identity."""
+    return {
+        **env,
+        "DOMINOS_REDIS_URL": redis.url_for(service),
+        "DOMINOS_NATS_URL": nats.url_for(service),
+    }

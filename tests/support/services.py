@@ -17,6 +17,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.cluster_auth.secrets import ClusterSecrets
+from tests.support import limits
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import free_port
 
@@ -47,6 +48,8 @@ class ServiceProcess:
             "DOMINOS_SHUTDOWN_DRAIN_SECONDS": "0.3",
             # The service's own secrets, as in production (no development defaults).
             **secrets.secret_env(module.rpartition(".")[2]),
+            # Every test client is 127.0.0.1: per-address budgets off unless a test sets them.
+            **limits.BY_SERVICE.get(module.rpartition(".")[2], {}),
             **env,
         }
         self.log_path = Path(

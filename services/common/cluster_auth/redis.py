@@ -82,6 +82,12 @@ CREATES: Final = "dominos:create:*"
 JOIN_FAILURES: Final = "dominos:joinfail:*"
 #: Live tables per phase (the ``dominos_tables`` gauge).
 PHASES: Final = "dominos:phase:*"
+#: Budgets that are not a table's: creates per address and cluster-wide.
+LIMITS: Final = "dominos:limit:*"
+#: A table's budgets: lobby changes, connections per seat.
+TABLE_LIMITS: Final = "dominos:{*}:limit:*"
+#: The open lobbies created from an address.
+LOBBIES: Final = "dominos:lobbies:*"
 #: The timer service's claim on a table's running clock.
 TIMER_LEASE: Final = "dominos:{*}:timerlease"
 #: The gateways' presence leases on a table's seats.
@@ -158,8 +164,15 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 f"~{CREATES}",
                 # Join failures: GET, PTTL, INCR, PEXPIRE (join lookup script).
                 f"~{JOIN_FAILURES}",
-                # Phase indexes: ZADD/ZREM (commit), ZREMRANGEBYSCORE + ZCARD (gauge).
+                # Phase indexes: ZADD/ZREM (commit), ZREMRANGEBYSCORE + ZCARD (gauge), ZSCORE
+                # (is a reserved lobby still one).
                 f"~{PHASES}",
+                # Budgets (issue 15): GET, PTTL, INCR, PEXPIRE (take script).
+                f"~{LIMITS}",
+                f"~{TABLE_LIMITS}",
+                # Open lobbies per address: ZREMRANGEBYSCORE, ZRANGE, ZSCORE, ZREM, ZCARD,
+                # ZADD, PEXPIRE (reserve script).
+                f"~{LOBBIES}",
                 # Presence leases: HEXISTS only (an expiry is ignored while a gateway holds
                 # the seat's lease again).
                 f"%R~{LEASES}",
@@ -168,7 +181,7 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 "ping",  # redis-py's health check
                 "hmget hget hset hdel exists pexpire",  # the table hash
                 "get set incr pttl",  # codes, create requests, join failures
-                "zadd zrem zrange zrangebyscore zremrangebyscore zcard",  # sorted sets
+                "zadd zrem zrange zrangebyscore zremrangebyscore zcard zscore",  # sorted sets
                 "hexists",  # presence leases
             ),
             script_keys=(
@@ -183,8 +196,13 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 CREATES,
                 PHASES,
                 # mark_published: the pending index and outboxes (above).
-                # join lookup: the code (above) and the peer's failure counter.
+                # join lookup: the code (above) and the client's failure counters.
                 JOIN_FAILURES,
+                # budgets: their counters; lobby reservation: the address's lobbies and the
+                # lobby phase index (above).
+                LIMITS,
+                TABLE_LIMITS,
+                LOBBIES,
             ),
         ),
         "timer": RedisAcl(

@@ -33,6 +33,7 @@ from services.table.service_errors import ServiceError
 from services.table.store import (
     DEADLINES_KEY,
     PENDING_KEY,
+    Client,
     TableStore,
     code_key,
     outbox_key,
@@ -43,6 +44,8 @@ from tests.support.certificates import Certificates, make_certificates
 from tests.support.servers import RedisServer, ServerError
 
 T = "t" * 22  # a table id
+#: The client of the table user's creates and joins (its budgets run as the table user too).
+CLIENT = Client("ipv4:10.0.0.1", "gw/ipv4:10.0.0.1:4000")
 Connect = Callable[[str], Any]
 
 #: What a refusal looks like: NOPERM for a command or key, or the script's own error when a
@@ -146,26 +149,26 @@ async def test_the_table_user_runs_the_table_service_store(
     app = table_app(table)
     store = app.store
     request = gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
-    created = await app.create_table(request)
+    created = await app.create_table(request, CLIENT)
     table_id = created.table_id
     # The same create request again finds the table it made (created_by).
-    assert (await app.create_table(request)).table_id == table_id
+    assert (await app.create_table(request, CLIENT)).table_id == table_id
     # Joins: the join lookup script, then commits without a code or create request ("" keys).
     for name in ("Bo", "Cy", "Di"):
         joined = await app.join_table(
             gateway_pb2.JoinTableRequest(
                 request_id=rid(), invitation_code=created.invitation_code, player_name=name
             ),
-            "ipv4:10.0.0.1",
+            CLIENT,
         )
     assert joined.view.version == 4
     # A wrong code is counted against the peer (joinfail key).
     with pytest.raises(ServiceError):
         await app.join_table(
             gateway_pb2.JoinTableRequest(
-                request_id=rid(), invitation_code="ZZZZ-ZZZZ", player_name="Ed"
+                request_id=rid(), invitation_code="ZZZZZ-ZZZZZ", player_name="Ed"
             ),
-            "ipv4:10.0.0.2",
+            Client("ipv4:10.0.0.2", "gw/ipv4:10.0.0.2:4000"),
         )
     # After a SCRIPT FLUSH (a Redis restart, a failover) the scripts are loaded again.
     await redis_client.script_flush()

@@ -40,23 +40,31 @@ class TableClient:
     async def close(self) -> None:
         await self.channel.close()
 
-    async def execute(self, token: str = "", peer: str = "", **command: Any) -> Any:
+    async def execute(
+        self, token: str = "", peer: str = "", connection: str = "", **command: Any
+    ) -> Any:
         response = await self.stub.Execute(
-            table_pb2.ExecuteRequest(seat_token=token, peer=peer, **command)
+            table_pb2.ExecuteRequest(seat_token=token, peer=peer, connection=connection, **command)
         )
         return getattr(response, response.WhichOneof("result"))
 
-    async def create(self, name: str = "Host", target: int = 0) -> tuple[Seat, str, Any]:
+    async def create(
+        self, name: str = "Host", target: int = 0, peer: str = ""
+    ) -> tuple[Seat, str, Any]:
         response = await self.execute(
+            peer=peer,
             create_table=gateway_pb2.CreateTableRequest(
                 request_id=rid(), host_name=name, target=target
-            )
+            ),
         )
         return Seat(response.table_id, 0, response.seat_token), response.invitation_code, response
 
-    async def join(self, code: str, name: str, peer: str = "ipv4:10.0.0.1") -> Seat:
+    async def join(
+        self, code: str, name: str, peer: str = "ipv4:10.0.0.1", connection: str = ""
+    ) -> Seat:
         response = await self.execute(
             peer=peer,
+            connection=connection,
             join_table=gateway_pb2.JoinTableRequest(
                 request_id=rid(), invitation_code=code, player_name=name
             ),

@@ -9,6 +9,7 @@ import pytest
 
 from services.common.settings import Settings
 from services.table.server import create_server
+from tests.support import limits
 from tests.support.secrets import SESSION_SECRETS
 
 from .client import TableClient
@@ -28,6 +29,8 @@ def table_settings(redis_url: str, nats_url: str, **overrides: Any) -> Settings:
         token_secret=SESSION_SECRETS.token_secret,
         table_callers=SESSION_SECRETS.gateway_credential,
     )
+    # Every test client is 127.0.0.1: per-address budgets off (test_limits.py sets them).
+    base = limits.without_budgets(base, "table")
     return base.replace(**overrides) if overrides else base
 
 

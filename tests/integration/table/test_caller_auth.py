@@ -88,13 +88,13 @@ async def test_only_a_gateway_may_pass_on_a_clients_address(two_callers: str) ->
         reasons = []
         for attempt in range(5):
             with pytest.raises(grpc.aio.AioRpcError) as raised:
-                await ops.join("ZZZZZZZZ", "Eve", peer=f"ipv4:198.51.100.{attempt}")
+                await ops.join("ZZZZZZZZZZ", "Eve", peer=f"ipv4:198.51.100.{attempt}")
             reasons.append(raised.value.code())
         assert reasons[-1] == grpc.StatusCode.RESOURCE_EXHAUSTED  # limited at 3 failures
         # The gateway speaks for its clients: five addresses, none limited.
         for attempt in range(5):
             with pytest.raises(grpc.aio.AioRpcError) as raised:
-                await gateway.join("ZZZZZZZZ", "Bo", peer=f"ipv4:203.0.113.{attempt}")
+                await gateway.join("ZZZZZZZZZZ", "Bo", peer=f"ipv4:203.0.113.{attempt}")
             assert raised.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         await gateway.close()

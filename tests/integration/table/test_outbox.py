@@ -11,12 +11,14 @@ from dominos.v1 import events_pb2, gateway_pb2
 from services.table.application import TableApp
 from services.table.publisher import EventPublisher, ensure_stream
 from services.table.server import create_server, policy_from
-from services.table.store import PENDING_KEY, TableStore, outbox_key
+from services.table.store import PENDING_KEY, Client, TableStore, outbox_key
 from tests.support.waiting import wait_for
 
 from .client import rid
 from .conftest import table_settings
 from .test_concurrency import stream_versions
+
+LOCAL = Client("ipv4:127.0.0.1", "gw/ipv4:127.0.0.1:4000")
 
 
 async def test_a_version_committed_but_never_published_is_relayed_exactly_once_after_restart(
@@ -28,7 +30,7 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
     store = TableStore(redis_connect("table"))  # the replicas' store, as the table service
     healthy = TableApp(store, EventPublisher(js, store), policy_from(settings))
     created = await healthy.create_table(
-        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
+        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
     )
     table_id = created.table_id
     await wait_for(lambda: _outbox_empty(store, table_id), timeout=5)  # version 1 went out
@@ -38,7 +40,7 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
         gateway_pb2.JoinTableRequest(
             request_id=rid(), invitation_code=created.invitation_code, player_name="Bo"
         ),
-        "ipv4:10.9.9.9",
+        Client("ipv4:10.9.9.9", "gw/ipv4:10.9.9.9:4000"),
     )
     assert joined.view.version == 2
     left_behind = await store.outbox(table_id)
@@ -71,7 +73,7 @@ async def test_republishing_a_version_already_on_the_stream_is_dropped_as_a_dupl
 ) -> None:
     server, _ = table_service
     created = await server.app.create_table(
-        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana")
+        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
     )
     event = events_pb2.TableEvent(table_id=created.table_id, version=1, state=b"again")
     assert await server.app.publisher.publish(created.table_id, [event.SerializeToString()]) == 0
@@ -86,7 +88,9 @@ async def test_outboxes_acknowledged_together_are_cleared_in_one_round_trip(
     before = await _evalsha_calls(redis_client)
     created = await asyncio.gather(
         *(
-            app.create_table(gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"))
+            app.create_table(
+                gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
+            )
             for _ in range(20)
         )
     )

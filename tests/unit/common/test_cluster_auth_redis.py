@@ -14,7 +14,7 @@ from services.common.cluster_auth import redis as acl
 from services.common.cluster_auth.secrets import IDENTITIES, SERVICES, ClusterSecrets
 from services.common.connections import redis_tls_options
 from services.common.settings import Settings, SettingsError
-from services.table import store
+from services.table import limits, store
 from services.timer import claims
 
 T = "AbCdEfGhIjKlMnOpQrStUv"
@@ -29,6 +29,9 @@ KEYS = {
     "CREATES": store.create_key("0f" * 16),
     "JOIN_FAILURES": f"{store.PREFIX}:joinfail:ipv4:10.0.0.1",
     "PHASES": store.phase_key("playing"),
+    "LIMITS": limits.limit_key("creates", "ipv4:10.0.0.1:m"),
+    "TABLE_LIMITS": limits.table_limit_key(T, "presence:2"),
+    "LOBBIES": limits.lobbies_key("ipv4:10.0.0.1"),
     "TIMER_LEASE": claims.timer_lease_key(T),
     "LEASES": claims.presence_leases_key(T),
     "PRESENCE": claims.PRESENCE_KEY,
@@ -36,7 +39,13 @@ KEYS = {
 
 #: The Lua scripts each service calls (the commands in their ``redis.call``).
 SCRIPTS = {
-    "table": (store._COMMIT, store._PUBLISHED, store._JOIN_LOOKUP),
+    "table": (
+        store._COMMIT,
+        store._PUBLISHED,
+        store._JOIN_LOOKUP,
+        limits._TAKE,
+        limits._RESERVE_LOBBY,
+    ),
     "timer": (claims._CLAIM, claims._CLAIM_EXPIRED_LEASE),
     "gateway": (claims._RENEW_LEASES, claims._RELEASE_LEASE),
 }

@@ -54,7 +54,7 @@ class App:
         requests.table_id(request.table_id)
         raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "wait")
 
-    async def create_table(self, request: Any) -> Any:
+    async def create_table(self, request: Any, client: Any) -> Any:
         raise invalid("NAME_INVALID", "a name has 1 to 24 characters")
 
     async def set_presence(self, table_id: str, token: str, connected: bool) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.gateway.servicer import client_address
+from services.common.peers import client_address
 
 
 @pytest.mark.parametrize(
