@@ -44,3 +44,18 @@ REFUSED = Counter(
 )
 for _limit in ("connections_per_address", "streams_per_address"):
     REFUSED.labels(_limit)
+REFUSALS_REPEATED = Counter(
+    "dominos_gateway_refusals_repeated_total",
+    "Budget refusals of the table service a gateway repeated by itself until their window "
+    "ended (the request never reached the table service), by limit.",
+    ["limit"],
+)
+for _limit in (
+    "creates_per_address",
+    "creates_per_second",
+    "join_failures_per_connection",
+    "join_failures_per_address",
+    "lobby_changes",
+    "connections_per_seat",
+):
+    REFUSALS_REPEATED.labels(_limit)

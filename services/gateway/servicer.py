@@ -20,7 +20,7 @@ import functools
 import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -33,6 +33,7 @@ from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
 from services.gateway.hub import Hub, WatcherClosed
 from services.gateway.presence import LeaseKeeper
+from services.gateway.refusals import Refusals
 from services.table import credentials, requests
 from services.table.projection import table_view
 from services.table.rules import Phase
@@ -117,6 +118,24 @@ def _token_missing() -> ServiceError:
     )
 
 
+def _budget_subjects(peer: str, address: str, command: dict[str, Any]) -> dict[str, Hashable]:
+    """Who each budget of the table service counts for this command (see ``refusals``)."""
+    if "create_table" in command:
+        return {
+            "creates_per_address": ("create", address),
+            "creates_per_second": ("create", address),
+        }
+    if "join_table" in command:
+        return {
+            "join_failures_per_connection": ("join", peer),
+            "join_failures_per_address": ("join", address),
+        }
+    for kind in ("set_target", "leave_table"):
+        if kind in command:
+            return {"lobby_changes": ("lobby", command[kind].table_id)}
+    return {}
+
+
 def admitted(method: _Handler[_Request, _Reply]) -> _Handler[_Request, _Reply]:
     """Count the call against its connection's address (:class:`Admission`); refuse it
     (RESOURCE_EXHAUSTED / RATE_LIMITED) when the address may open no more connections."""
@@ -156,6 +175,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self.admission = admission or Admission(
             connections_per_address=0, streams_per_address=0, streams_per_seat=1000, idle_s=60
         )
+        #: Budget refusals of the table service, repeated here until their window ends.
+        self.refusals = Refusals()
         self.gateway_id = gateway_id
         self.clock = clock
         self._stream_ids = itertools.count(1)
@@ -171,9 +192,21 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
 
     # -- forwarding ------------------------------------------------------------------------
 
-    async def _forward(self, method: Any, request: Any, context: Any) -> Any:
+    async def _forward(
+        self,
+        method: Any,
+        request: Any,
+        context: Any,
+        subjects: Mapping[str, Hashable] | None = None,
+    ) -> Any:
         """Call the table service; retry UNAVAILABLE and an upstream CANCELLED with backoff;
-        relay any other error to the client."""
+        relay any other error to the client. With ``subjects`` (budget → who it counts), a
+        budget refusal still held for them is answered here, and a new one is held."""
+        if subjects:
+            held = self.refusals.check(subjects)
+            if held is not None:
+                metrics.REFUSALS_REPEATED.labels(held.metadata["limit"]).inc()
+                await abort(context, held)
         delay = 0.05
         for attempt in range(RETRIES + 1):
             try:
@@ -183,6 +216,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                     await asyncio.sleep(delay)
                     delay *= 2
                     continue
+                if subjects:
+                    self.refusals.remember(error, subjects)
                 await self._relay(error, context)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -198,13 +233,13 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self, expect: type[_Reply], context: Any, token: str = "", **command: Any
     ) -> _Reply:
         peer = context.peer() or ""
+        address = client_address(peer)
         request = table_pb2.ExecuteRequest(
-            seat_token=token,
-            peer=client_address(peer),
-            connection=f"{self.gateway_id}/{peer}",
-            **command,
+            seat_token=token, peer=address, connection=f"{self.gateway_id}/{peer}", **command
         )
-        reply = await self._forward(self.table.Execute, request, context)
+        reply = await self._forward(
+            self.table.Execute, request, context, _budget_subjects(peer, address, command)
+        )
         result = getattr(reply, reply.WhichOneof("result"))
         assert isinstance(result, expect)
         return result
@@ -297,10 +332,16 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         stream belongs to its token: it ends (PERMISSION_DENIED / TOKEN_INVALID) at the first
         version whose holder of the seat is another, before sending anything of it."""
         token = await self._token(context)
+        mine = credentials.token_holder(token)
+        # A seat that connected too often is refused here until its window ends.
+        budget = {"connections_per_seat": ("seat", request.table_id, mine)}
+        held = self.refusals.check(budget)
+        if held is not None:
+            metrics.REFUSALS_REPEATED.labels("connections_per_seat").inc()
+            await abort(context, held)
         seat, checked_at = await self._seat_of(request.table_id, token, context)
         table_id = request.table_id
         holder = f"{self.gateway_id}:{next(self._stream_ids)}"
-        mine = credentials.token_holder(token)
         watcher = await self.hub.watch(table_id, seat)
         key = (table_id, seat, mine)
         try:
@@ -316,7 +357,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         revoked = False
         with bound_context(table_id=table_id, seat=seat):
             try:
-                await self._connect(table_id, seat, token, holder, context)
+                await self._connect(table_id, seat, token, holder, context, budget)
                 while True:
                     try:
                         version = await watcher.next()  # shared with the table's other streams
@@ -360,7 +401,13 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         return int(reply.view.your_seat), int(reply.view.version)
 
     async def _connect(
-        self, table_id: str, seat: int, token: str, holder: str, context: Any
+        self,
+        table_id: str,
+        seat: int,
+        token: str,
+        holder: str,
+        context: Any,
+        budget: Mapping[str, Hashable],
     ) -> None:
         """Take the seat's presence lease and mark it connected; a refusal of the table
         service (a seat that connects too often) ends the stream with its status."""
@@ -381,6 +428,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                     continue
                 if error.code() == grpc.StatusCode.ABORTED:
                     await abort(context, _upstream_failure(error))  # UNAVAILABLE: reopen
+                self.refusals.remember(error, budget)
                 await self._relay(error, context)
 
     async def _disconnect(

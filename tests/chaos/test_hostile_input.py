@@ -852,7 +852,10 @@ def test_create_table(lab: Lab, rid_choice: tuple[str, str], name: str, target: 
             st.sampled_from(["lobby", *KINDS]),
             st.sampled_from(["as is", "lower", "spaced", "dashed"]),
         ),
-        st.tuples(st.just("shaped"), st.text(alphabet=CODE_ALPHABET, min_size=CODE_LENGTH, max_size=CODE_LENGTH)),
+        st.tuples(
+            st.just("shaped"),
+            st.text(alphabet=CODE_ALPHABET, min_size=CODE_LENGTH, max_size=CODE_LENGTH),
+        ),
         st.tuples(st.just("text"), TEXT),
     ),
 )
