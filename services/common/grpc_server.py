@@ -58,6 +58,7 @@ __all__ = [
     "HEALTH_SERVICE_NAME",
     "INTERNAL_ENVELOPE_BYTES",
     "INTERNAL_SERVER_OPTIONS",
+    "MIN_CLIENT_PING_INTERVAL_MS",
     "MAX_RECEIVE_MESSAGE_BYTES",
     "MAX_SEND_MESSAGE_BYTES",
     "REFLECTION_SERVICE_NAME",
@@ -77,6 +78,10 @@ ShutdownHook = Callable[[], Awaitable[object]]
 HEALTH_SERVICE_NAME: Final[str] = health.SERVICE_NAME
 REFLECTION_SERVICE_NAME: Final[str] = reflection.SERVICE_NAME
 
+#: The shortest keepalive interval the contract lets a client use (gateway.proto): twice what
+#: the server accepts, so jitter never makes a compliant client look abusive.
+MIN_CLIENT_PING_INTERVAL_MS: Final = 10_000
+
 MAX_RECEIVE_MESSAGE_BYTES: Final = 64 * 1024
 MAX_SEND_MESSAGE_BYTES: Final = 1024 * 1024
 
@@ -90,10 +95,13 @@ SERVER_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.http2.ping_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
-    # Accept peer keepalive pings as often as every 5 s (also without calls): the gateway
-    # pings the table service every 10 s, clients every 20 s.
-    ("grpc.http2.min_recv_ping_interval_without_data_ms", 5_000),
-    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    # Accept peer keepalive pings as often as every 5 s, also on a connection or stream where
+    # nothing flows (gRPC core's name for it: the minimum *received* ping interval without
+    # data). A peer pinging faster gets strikes and, after two, a GOAWAY (ENHANCE_YOUR_CALM,
+    # "too_many_pings"). The contract documents 10 s (MIN_CLIENT_PING_INTERVAL_MS) for
+    # margin; the gateway pings the table service every 10 s, clients every 20 s.
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.http2.max_ping_strikes", 2),
     # Commands are small; views are bounded.
     ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_SEND_MESSAGE_BYTES),

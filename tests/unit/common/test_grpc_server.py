@@ -282,7 +282,7 @@ def test_server_options_bound_dead_peer_detection_to_30_seconds() -> None:
     assert options["grpc.keepalive_time_ms"] + options["grpc.http2.ping_timeout_ms"] <= 30_000
     assert options["grpc.keepalive_timeout_ms"] <= 10_000
     # Peers (the gateway every 10 s) may ping more often than this server pings.
-    assert options["grpc.http2.min_recv_ping_interval_without_data_ms"] <= 10_000 / 2
+    assert options["grpc.http2.min_ping_interval_without_data_ms"] <= 10_000 / 2
     assert options["grpc.max_receive_message_length"] == 64 * 1024
     assert options["grpc.max_send_message_length"] == 1024 * 1024
 
