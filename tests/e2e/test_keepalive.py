@@ -17,7 +17,8 @@ import pytest
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc
 
 from services.client.api import DominosClient
-from services.common.grpc_server import MIN_CLIENT_PING_INTERVAL_MS
+from services.common.grpc_server import MIN_CLIENT_PING_INTERVAL_MS, SERVER_OPTIONS
+from tests.chaos.contract import PROTOS
 
 from .conftest import E2ECluster
 
@@ -43,7 +44,7 @@ async def idle_stream(address: str, ping_every_ms: int | None, table: Any) -> tu
     """Watch an idle table for :data:`IDLE_S`: ``("open", s)`` if the stream lasted, else
     ``(status and details, seconds until it ended)``."""
     async with channel(address, ping_every_ms) as chan:
-        stub: Any = gateway_pb2_grpc.DominosServiceStub(chan)  # type: ignore[no-untyped-call]
+        stub: Any = gateway_pb2_grpc.DominosServiceStub(chan)
         call = stub.WatchTable(
             gateway_pb2.WatchTableRequest(table_id=table.table_id), metadata=table.metadata()
         )
@@ -89,8 +90,6 @@ async def test_a_client_pinging_at_the_documented_minimum_is_never_dropped(
 
 def test_the_documented_minimum_is_twice_what_the_server_accepts() -> None:
     """Jitter and clock skew never make a compliant client look abusive."""
-    from services.common.grpc_server import SERVER_OPTIONS
-
     options = dict(SERVER_OPTIONS)
     assert options["grpc.http2.min_ping_interval_without_data_ms"] * 2 <= (
         MIN_CLIENT_PING_INTERVAL_MS
@@ -100,7 +99,5 @@ def test_the_documented_minimum_is_twice_what_the_server_accepts() -> None:
 
 @pytest.mark.parametrize("name", ["gateway.proto"])
 def test_the_contract_states_the_minimum(name: str) -> None:
-    from tests.chaos.contract import PROTOS
-
     text = " ".join(line.strip(" /") for line in (PROTOS / name).read_text().splitlines())
     assert f"every {MIN_CLIENT_PING_INTERVAL_MS // 1000} s" in text
