@@ -22,8 +22,9 @@ programmatically (:meth:`ServiceRuntime.request_shutdown` / :meth:`ServiceRuntim
 always runs the same steps, once:
 
 1. every health status (overall and per service) becomes ``NOT_SERVING``, so Watch-ing load
-   balancers and probes stop sending traffic; the server keeps serving for ``drain_seconds``
-   so they can see it;
+   balancers and probes stop sending traffic, and the drain callbacks run (e.g. the gateway
+   ends its view streams with a documented status, so clients reconnect elsewhere at once);
+   the server keeps serving for ``drain_seconds`` so they can see it;
 2. ``await server.stop(grace)``: new calls are refused at once, in-flight calls get ``grace``
    seconds to finish and are cancelled after that;
 3. the shutdown hooks run in registration order (e.g. drain NATS, then close Redis), each
@@ -171,6 +172,7 @@ class ServiceRuntime:
         self._requested_port = port
         self._grace = grace_seconds
         self._drain = drain_seconds
+        self._drain_callbacks: list[Callable[[], object]] = []
         self._hook_timeout = hook_timeout_seconds
         self._options = tuple(options)
         self._interceptors = tuple(interceptors)
@@ -243,6 +245,11 @@ class ServiceRuntime:
         return self._shutdown_requested.is_set()
 
     # -- lifecycle ----------------------------------------------------------------------
+
+    def add_drain_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` when the shutdown starts, as health turns NOT_SERVING and before
+        the drain delay (ending long-lived streams cleanly is its use)."""
+        self._drain_callbacks.append(callback)
 
     def add_shutdown_hook(
         self, hook: ShutdownHook, *, name: str | None = None, timeout: float | None = None
@@ -333,6 +340,11 @@ class ServiceRuntime:
         started = time.monotonic()
         await self._health.enter_graceful_shutdown()
         self._log.info("grpc.health_not_serving", drain_seconds=self._drain)
+        for callback in self._drain_callbacks:
+            try:
+                callback()
+            except Exception as exc:
+                self._log.error("grpc.drain_callback_failed", error=repr(exc), exc_info=True)
         if self._drain > 0:
             # Still serving while NOT_SERVING: probes and load balancers see it and move
             # traffic away before new calls are refused.

@@ -185,6 +185,15 @@ class Admission:
             if not streams:
                 del self._seats[slot.seat_key]
 
+    def close_all(self, reason: str) -> int:
+        """Close every open stream's watcher (their streams end with ``reason``); how many."""
+        closed = 0
+        for watchers in self._seats.values():
+            for watcher in watchers:
+                watcher.close(reason)
+                closed += 1
+        return closed
+
     def streams(self, address: str) -> int:
         """The view streams of ``address`` open now."""
         entry = self._addresses.get(address)

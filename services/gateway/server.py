@@ -141,6 +141,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     )
     resync = asyncio.create_task(hub.run_resync(RESYNC_INTERVAL_S), name="hub-resync")
     renewals = asyncio.create_task(leases.run(), name="lease-renewals")
+    runtime.add_drain_callback(servicer.end_streams)
     runtime.add_shutdown_hook(lambda: stop_task(resync), name="resync.stop")
     runtime.add_shutdown_hook(servicer.drain, name="streams.drain")
     leases_stop = leases.stop

@@ -52,6 +52,8 @@ _RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 RETRIES: Final = 3
 #: Attempts to mark a seat connected when a stream opens (the table may be busy).
 PRESENCE_RETRIES: Final = 5
+#: Why a watcher closes when the gateway shuts down.
+SHUTDOWN: Final = "shutdown"
 #: Upstream failures expected in operation (the table service down, restarting or frozen past
 #: CALL_TIMEOUT_S); any other failure without an ErrorInfo is logged as an error.
 _UPSTREAM_TRANSIENT: Final = (
@@ -93,12 +95,14 @@ def _ended(context: Any) -> bool:
 
 
 def bearer_token(context: Any) -> str:
-    """The seat token of the call's ``authorization`` metadata ('' when absent)."""
+    """The seat token of the call's ``authorization`` metadata, which must read exactly
+    ``Bearer <token>`` (the contract's one form); '' when absent or in any other form (then
+    the call is refused UNAUTHENTICATED / TOKEN_MISSING, saying the form)."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
             text = value if isinstance(value, str) else value.decode()
             scheme, _, token = text.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else text.strip()
+            return token if scheme == "Bearer" and token and " " not in token else ""
     return ""
 
 
@@ -107,6 +111,14 @@ def _seat_freed() -> ServiceError:
         grpc.StatusCode.PERMISSION_DENIED,
         "TOKEN_INVALID",
         "the seat of this token was freed; the token no longer works",
+    )
+
+
+def _shutting_down() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.UNAVAILABLE,
+        "UNAVAILABLE",
+        "this gateway is shutting down; reopen the stream (another gateway answers)",
     )
 
 
@@ -177,6 +189,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         )
         #: Budget refusals of the table service, repeated here until their window ends.
         self.refusals = Refusals()
+        #: Set when the gateway starts shutting down: no new stream, open ones end.
+        self.draining = False
         self.gateway_id = gateway_id
         self.clock = clock
         self._stream_ids = itertools.count(1)
@@ -331,6 +345,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         """See gateway.proto: the current view, then one view per version; presence. The
         stream belongs to its token: it ends (PERMISSION_DENIED / TOKEN_INVALID) at the first
         version whose holder of the seat is another, before sending anything of it."""
+        if self.draining:
+            await abort(context, _shutting_down())
         token = await self._token(context)
         mine = credentials.token_holder(token)
         # A seat that connected too often is refused here until its window ends.
@@ -361,7 +377,9 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 while True:
                     try:
                         version = await watcher.next()  # shared with the table's other streams
-                    except WatcherClosed:
+                    except WatcherClosed as closed:
+                        if str(closed) == SHUTDOWN:
+                            await abort(context, _shutting_down())
                         metrics.STREAMS_REPLACED.inc()
                         await abort(context, replaced())
                     state = version.state
@@ -457,6 +475,14 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 )
         except Exception:  # the lease expires and the timer service marks the seat away
             log.warning("gateway.disconnect_failed", table_id=table_id, seat=seat)
+
+    def end_streams(self) -> None:
+        """The gateway is shutting down: refuse new view streams and end every open one with
+        UNAVAILABLE / UNAVAILABLE at once, so that clients reconnect to another gateway now
+        instead of at the end of the grace period. Unary calls in flight go on."""
+        self.draining = True
+        ended = self.admission.close_all(SHUTDOWN)
+        log.info("gateway.streams_ended", streams=ended)
 
     async def drain(self) -> None:
         """Wait for the disconnect work of ended streams (at shutdown)."""

@@ -240,16 +240,18 @@ async def test_one_address_flooding_everything_cannot_take_the_cluster_down(
     limited = "RESOURCE_EXHAUSTED RATE_LIMITED"
     seen = {flood: Counter(counts) for flood, counts in seen.items()}
     assert seen["creates"][f"{limited} creates_per_address"] > 0, seen
-    assert seen["creates"]["OK"] <= 20, seen  # the per-minute budget
+    # Per-minute budgets: a flood longer than a minute sees their window end once more.
+    windows = 1 + int(FLOOD_S // 60)
+    assert seen["creates"]["OK"] <= min(20 * windows, 30 - 1), seen  # and the lobby cap
     assert seen["codes"][f"{limited} join_failures_per_connection"] > 0, seen
-    assert seen["codes"]["NOT_FOUND CODE_NOT_FOUND"] <= 5, seen
+    assert seen["codes"]["NOT_FOUND CODE_NOT_FOUND"] <= 5 * windows, seen
     assert seen["churn"][f"{limited} lobby_changes"] > 0, seen
-    assert seen["churn"]["OK"] <= 30, seen
+    assert seen["churn"]["OK"] <= 30 * windows, seen
     assert seen["streams ended"]["ABORTED STREAM_REPLACED"] > 0, seen
     assert seen["connections"][f"{limited} connections_per_address"] > 0, seen
     assert seen["connections"]["OK"] <= 256, seen
     assert seen["flapping"][f"{limited} connections_per_seat"] > 0, seen
-    assert seen["flapping"]["OK"] <= 20, seen
+    assert seen["flapping"]["OK"] <= 20 * windows, seen
     repeated = [
         float(line.split()[1])
         for line in cluster.gateways[0].scrape().splitlines()

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import pytest
 from dominos.v1 import game_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient, SeatCredentials, request_id
+from services.client.stream import error_reason
 from services.table.command_log import decode_log
 from services.table.rules import Play, replay
 from services.table.rules.tiles import tile_index
@@ -198,3 +200,42 @@ async def test_sigterm_to_a_gateway_and_the_timer_under_load_exits_cleanly(
         for driver in drivers:
             await driver.client.close()
     await _check_nothing_lost(e2e, drivers)
+
+
+async def test_a_stopping_gateway_ends_its_streams_at_once_with_a_documented_status(
+    e2e: E2ECluster,
+) -> None:
+    """Issue 17: at SIGTERM a gateway ends its view streams with UNAVAILABLE and an ErrorInfo
+    (reason UNAVAILABLE) when its drain starts, not when the grace period ends; it opens no
+    new stream meanwhile, and the client reconnects through another gateway."""
+    gateway = e2e.start_gateway(
+        {"DOMINOS_SHUTDOWN_DRAIN_SECONDS": "3", "DOMINOS_SHUTDOWN_GRACE_SECONDS": "5"}
+    )
+    client, other = DominosClient(gateway.address), DominosClient(e2e.gateways[0].address)
+    try:
+        host, _, _ = await other.create_table("Host")
+        call = client.watch(host)
+        await asyncio.wait_for(call.read(), timeout=10)
+        stopping = threading.Thread(target=gateway.stop, daemon=True)
+        sent = time.monotonic()
+        stopping.start()
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            async with asyncio.timeout(10):
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+        ended_after = time.monotonic() - sent
+        assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert error_reason(raised.value) == "UNAVAILABLE"
+        assert ended_after < 2.5, ended_after  # drain 3 s + grace 5 s: at the drain's start
+        # While it drains, a new stream on it is refused the same way.
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await asyncio.wait_for(client.watch(host).read(), timeout=5)
+        assert error_reason(refused.value) == "UNAVAILABLE"
+        # Another gateway serves the reopened stream.
+        again = other.watch(host)
+        assert (await asyncio.wait_for(again.read(), timeout=10)).view.your_seat == 0
+        again.cancel()
+        await asyncio.to_thread(stopping.join, 20)
+    finally:
+        await client.close()
+        await other.close()

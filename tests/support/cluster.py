@@ -63,13 +63,15 @@ class ProcessCluster:
             cluster.start_gateway()
         return cluster
 
-    def start_gateway(self) -> ServiceProcess:
-        """Start one more gateway in front of the table service."""
+    def start_gateway(self, extra_env: dict[str, str] | None = None) -> ServiceProcess:
+        """Start one more gateway in front of the table service (``extra_env``: its own
+        settings on top of the cluster's)."""
         gateway = ServiceProcess(
             "services.gateway",
             {
                 **_as(self.redis, self.nats, "gateway", self.env),
                 "DOMINOS_TABLE_SERVICE_ADDR": self.table.address,
+                **(extra_env or {}),
             },
             metrics=self.metrics,
         ).start()
