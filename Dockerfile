@@ -4,8 +4,8 @@
 # argument of `python -m`: `services.table`, `services.timer` or `services.gateway` (the
 # default). The Kubernetes manifests in deploy/k8s/ set it per Deployment.
 #
-#   docker build -t dominos-cluster:0.1.0 .
-#   docker run --rm -p 50051:50051 -p 9100:9100 dominos-cluster:0.1.0 services.table
+#   docker build -t dominos-cluster:0.2.0 .
+#   docker run --rm -p 50051:50051 -p 9100:9100 dominos-cluster:0.2.0 services.table
 #
 # Base image: a fixed CPython patch release on a fixed Debian release, the same in both
 # stages (the virtual environment's `python` is a symlink into the base image). To pin it

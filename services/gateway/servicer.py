@@ -26,8 +26,10 @@ from typing import Any, Final, TypeVar
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 
+from services.common.grpc_server import MIN_CLIENT_PING_INTERVAL_MS
 from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
+from services.common.metrics import package_version
 from services.common.peers import client_address
 from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
@@ -52,6 +54,8 @@ _RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 RETRIES: Final = 3
 #: Attempts to mark a seat connected when a stream opens (the table may be busy).
 PRESENCE_RETRIES: Final = 5
+#: The contract's protobuf package.
+CONTRACT: Final = gateway_pb2.DESCRIPTOR.package
 #: Why a watcher closes when the gateway shuts down.
 SHUTDOWN: Final = "shutdown"
 #: Upstream failures expected in operation (the table service down, restarting or frozen past
@@ -335,6 +339,18 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             context,
         )
         return gateway_pb2.GetTableViewResponse(view=reply.view)
+
+    @admitted
+    async def GetServerInfo(  # noqa: N802
+        self, request: gateway_pb2.GetServerInfoRequest, context: Any
+    ) -> gateway_pb2.GetServerInfoResponse:
+        """See gateway.proto."""
+        return gateway_pb2.GetServerInfoResponse(
+            server_version=package_version(),
+            contract=CONTRACT,
+            min_ping_interval_ms=MIN_CLIENT_PING_INTERVAL_MS,
+            streams_per_seat=self.admission.streams_per_seat,
+        )
 
     # -- the view stream -------------------------------------------------------------------
 

@@ -137,6 +137,7 @@ RPC_ERRORS: Final[dict[str, dict[grpc.StatusCode, set[str]]]] = {
     },
     "GetTableView": _READ,
     "WatchTable": _plus(_READ, ABORTED={"STREAM_REPLACED"}),
+    "GetServerInfo": {_S.RESOURCE_EXHAUSTED: {"RATE_LIMITED"}},
 }
 
 

@@ -4,6 +4,7 @@ snapshots are read when a feed starts, when an event does not follow the feed's 
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -26,6 +27,24 @@ async def gateway_nc(nats_connect: Callable[[str], Awaitable[Any]]) -> Any:
     """The hub's connection, as the gateway's NATS user (it may only subscribe); the events
     are published by ``nats_client`` (admin) as the table service, or a forger, would."""
     return await nats_connect("gateway")
+
+
+async def next_version(watcher: Any) -> Version:
+    """The watcher's next version, or a failure after 10 s (never a hang)."""
+    return await asyncio.wait_for(watcher.next(), timeout=10)
+
+
+async def delivered(nc: Any, watcher: Any, state: TableState) -> Version:
+    """Publish ``state``'s event until the watcher streams a version (core NATS delivers at
+    most once: a message lost on the way is sent again, as the table service's outbox relay
+    and the gateways' periodic resync do); the version the watcher streamed."""
+    for _ in range(5):
+        await publish(nc, state)
+        try:
+            return await asyncio.wait_for(watcher.next(), timeout=2)
+        except TimeoutError:
+            continue
+    raise AssertionError(f"no version streamed after 5 publications of v{state.version}")
 
 
 def table(table_id: str, players: int = 3) -> TableState:
@@ -63,7 +82,7 @@ async def _watching(gateway_nc: Any, state: TableState) -> tuple[Snapshots, list
     rejected: list[str] = []
     hub = Hub(gateway_nc, snapshots, on_rejected=rejected.append)
     watcher = await hub.watch(state.table_id, 0)
-    assert (await watcher.next()).version == state.version
+    assert (await next_version(watcher)).version == state.version
     return snapshots, rejected, watcher
 
 
@@ -76,12 +95,15 @@ async def test_a_periodic_resync_reads_only_the_feeds_that_got_no_event(
     busy = await hub.watch(BUSY, 0)
     quiet = await hub.watch(QUIET, 0)
     assert snapshots.reads == {BUSY: 1, QUIET: 1}  # each new feed is read once
-    assert (await busy.next()).version == (await quiet.next()).version == busy_state.version
+    assert (
+        (await next_version(busy)).version
+        == (await next_version(quiet)).version
+        == busy_state.version
+    )
     # Both feeds have been quiet since their start: a resync of feeds quiet for 0.2 s waits.
     newer = apply(busy_state, Join("Late"), NOW).state
     await wait_for(lambda: len(hub.quiet_tables(0.2)) == 2, timeout=5)
-    await publish(nats_client, newer)
-    assert (await busy.next()).version == newer.version
+    assert (await delivered(nats_client, busy, newer)).version == newer.version
     snapshots.states[BUSY] = newer
     await hub.resync_all(quiet_for_s=0.2)
     assert snapshots.reads == {BUSY: 1, QUIET: 2}  # the busy feed just got an event: not read
@@ -99,10 +121,9 @@ async def test_the_next_version_is_streamed_without_a_snapshot_read(
     snapshots = Snapshots(state)
     hub = Hub(gateway_nc, snapshots)
     watcher = await hub.watch(BUSY, 0)
-    assert (await watcher.next()).version == state.version
+    assert (await next_version(watcher)).version == state.version
     newer = apply(state, Join("Late"), NOW).state
-    await publish(nats_client, newer)
-    received = await watcher.next()
+    received = await delivered(nats_client, watcher, newer)
     assert received.version == newer.version and received.holders == HOLDERS
     assert snapshots.reads == {BUSY: 1}  # the priming read only
 
@@ -120,8 +141,7 @@ async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(
     # The streams keep moving: the real next version is streamed.
     newer = apply(state, Join("Late"), NOW).state
     snapshots.states[BUSY] = newer
-    await publish(nats_client, newer)
-    received = await watcher.next()
+    received = await delivered(nats_client, watcher, newer)
     assert received.version == newer.version
     assert received.state.names == newer.names
 
@@ -135,8 +155,7 @@ async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(
     two = apply(one, Join("B"), NOW).state
     snapshots.states[BUSY] = two
     # Version +1 was lost on the bus; +2 arrives with a tampered body but the right number.
-    await publish(nats_client, two._replace(names=("Evil", "", "", "")))
-    received = await watcher.next()
+    received = await delivered(nats_client, watcher, two._replace(names=("Evil", "", "", "")))
     assert received.version == two.version
     assert received.state.names == two.names  # the table's state, not the event's
     assert rejected == []
@@ -150,5 +169,4 @@ async def test_a_malformed_event_is_counted_and_dropped(gateway_nc: Any, nats_cl
     await wait_for(lambda: len(rejected) == 2, timeout=5)
     assert set(rejected) == {"malformed"}
     newer = apply(state, Join("Late"), NOW).state
-    await publish(nats_client, newer)
-    assert (await watcher.next()).version == newer.version
+    assert (await delivered(nats_client, watcher, newer)).version == newer.version
