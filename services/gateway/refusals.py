@@ -17,9 +17,14 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Final
 
 import grpc
-from google.rpc import error_details_pb2
 
-from services.table.service_errors import ServiceError, rate_limited, status_of
+from services.table.service_errors import (
+    ServiceError,
+    limit_of,
+    rate_limited,
+    reason_of,
+    retry_delay_of,
+)
 
 __all__ = ["MAX_HOLD_S", "Refusals"]
 
@@ -31,22 +36,12 @@ _NOT_REPEATED: Final = frozenset({"lobbies_per_address"})
 
 def _limit_and_delay(error: grpc.aio.AioRpcError) -> tuple[str, str, float] | None:
     """``(limit, message, retry_after_s)`` of a RATE_LIMITED refusal, else None."""
-    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or reason_of(error) != "RATE_LIMITED":
         return None
-    status = status_of(error)
-    if status is None:
-        return None
-    limit, delay = "", None
-    for detail in status.details:
-        info = error_details_pb2.ErrorInfo()
-        retry = error_details_pb2.RetryInfo()
-        if detail.Unpack(info) and info.reason == "RATE_LIMITED":
-            limit = str(info.metadata.get("limit", ""))
-        elif detail.Unpack(retry):
-            delay = retry.retry_delay.ToMilliseconds() / 1000
+    limit, delay = limit_of(error), retry_delay_of(error)
     if not limit or delay is None:
         return None
-    return limit, status.message, delay
+    return limit, error.details() or "", delay
 
 
 class Refusals:

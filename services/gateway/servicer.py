@@ -152,6 +152,12 @@ def _budget_subjects(peer: str, address: str, command: dict[str, Any]) -> dict[s
     return {}
 
 
+async def _refuse(context: Any, error: ServiceError) -> None:
+    """End a call the gateway's own caps refused (counted by limit)."""
+    metrics.REFUSED.labels(error.metadata.get("limit", "")).inc()
+    await abort(context, error)
+
+
 def admitted(method: _Handler[_Request, _Reply]) -> _Handler[_Request, _Reply]:
     """Count the call against its connection's address (:class:`Admission`); refuse it
     (RESOURCE_EXHAUSTED / RATE_LIMITED) when the address may open no more connections."""
@@ -162,8 +168,7 @@ def admitted(method: _Handler[_Request, _Reply]) -> _Handler[_Request, _Reply]:
         try:
             self.admission.call_started(peer)
         except ServiceError as error:
-            metrics.REFUSED.labels(error.metadata.get("limit", "")).inc()
-            await abort(context, error)
+            await _refuse(context, error)
         try:
             return await method(self, request, context)
         finally:
@@ -382,8 +387,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             slot = self.admission.open_stream(context.peer() or "", key, watcher)
         except ServiceError as error:
             await self.hub.unwatch(watcher)
-            metrics.REFUSED.labels(error.metadata.get("limit", "")).inc()
-            await abort(context, error)
+            await _refuse(context, error)
         self._local_seats[key] = self._local_seats.get(key, 0) + 1
         metrics.STREAMS.inc()
         revoked = False

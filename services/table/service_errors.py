@@ -99,6 +99,16 @@ def limit_of(error: grpc.RpcError) -> str | None:
     return None
 
 
+def retry_delay_of(error: grpc.RpcError) -> float | None:
+    """The delay (s) of the ``google.rpc.RetryInfo`` a failed call carried, if any."""
+    status = status_of(error)
+    for detail in status.details if status is not None else ():
+        retry = error_details_pb2.RetryInfo()
+        if detail.Unpack(retry):
+            return float(retry.retry_delay.ToMilliseconds() / 1000)
+    return None
+
+
 def invalid(reason: str, message: str) -> ServiceError:
     """INVALID_ARGUMENT with ``reason``."""
     return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)

@@ -18,12 +18,11 @@ from typing import Any
 import grpc
 import pytest
 from dominos.v1 import gateway_pb2
-from google.rpc import error_details_pb2
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient, request_id
 from services.table.credentials import CODE_ALPHABET, CODE_LENGTH
-from services.table.service_errors import reason_of, status_of
+from services.table.service_errors import reason_of, retry_delay_of
 from services.table.store import PREFIX, table_key
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
@@ -93,16 +92,6 @@ async def join(client: DominosClient, code: str) -> tuple[grpc.StatusCode, str |
         return error.code(), reason_of(error), error
 
 
-def retry_delay_s(error: Any) -> float | None:
-    """The ``google.rpc.RetryInfo`` delay a refusal carries."""
-    status = status_of(error)
-    for detail in status.details if status is not None else ():
-        info = error_details_pb2.RetryInfo()
-        if detail.Unpack(info):
-            return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-    return None
-
-
 async def test_failed_joins_are_limited_per_peer_across_both_gateways(
     flood: Flood, clients: tuple[DominosClient, DominosClient]
 ) -> None:
@@ -130,7 +119,7 @@ async def test_failed_joins_are_limited_per_peer_across_both_gateways(
             for guess in (wrong_code(rng), code):
                 status, reason, error = await join(client, guess)
                 refused.append((status, reason))
-                delay = retry_delay_s(error)
+                delay = retry_delay_of(error)
                 assert delay is not None and 0 < delay <= 60, delay
         assert set(refused) == {(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")}, refused
         assert int(await redis.get(PEER_KEY) or 0) == LIMIT, "refused attempts are not counted"

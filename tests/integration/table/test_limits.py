@@ -13,10 +13,9 @@ from typing import Any
 import grpc
 import pytest
 from dominos.v1 import gateway_pb2, table_pb2
-from google.rpc import error_details_pb2
 
 from services.table.server import create_server
-from services.table.service_errors import limit_of, reason_of, status_of
+from services.table.service_errors import limit_of, reason_of, retry_delay_of
 from services.table.store import phase_key
 
 from .client import Seat, TableClient, rid
@@ -57,15 +56,9 @@ async def refusal(call: Awaitable[Any]) -> tuple[str | None, float]:
     error = caught.value
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error
     assert reason_of(error) == "RATE_LIMITED"
-    status = status_of(error)
-    assert status is not None
-    delays = []
-    for detail in status.details:
-        retry = error_details_pb2.RetryInfo()
-        if detail.Unpack(retry):
-            delays.append(retry.retry_delay.ToMilliseconds() / 1000)
-    assert len(delays) == 1
-    return limit_of(error), delays[0]
+    delay = retry_delay_of(error)
+    assert delay is not None
+    return limit_of(error), delay
 
 
 async def live_tables(redis_client: Any) -> int:
