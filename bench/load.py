@@ -136,8 +136,8 @@ from bench.gateway_bench import Table as SeatedTable
 from bench.histogram import Histogram
 from bench.table_bench import FLOOR_MESSAGE_BYTES, Floor
 from services.client.api import CHANNEL_OPTIONS, DominosClient, SeatCredentials
+from services.common.bus import TIMER_SUBJECT
 from services.common.entrypoint import GC_THRESHOLDS
-from services.table.publisher import TIMER_SUBJECT
 from services.table.store import TableStore
 
 _perf_ns = time.perf_counter_ns

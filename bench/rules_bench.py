@@ -25,7 +25,7 @@ from typing import Any
 
 import dominoes
 
-from services.table.rules import (
+from services.rules import (
     Create,
     Expire,
     Join,

@@ -62,13 +62,13 @@ from redis.asyncio import Redis
 
 from bench.common import PERCENTILES, summary_ms, write_json
 from bench.common import nats_binary as _nats_binary
+from services.common.bus import TABLE_SUBJECT_PREFIX
 from services.common.caller_auth import CallerCredentials
 from services.common.logging import configure_logging
 from services.common.settings import Settings
+from services.rules import End, Phase, TableState, decode_state, encode_state, legal_moves
+from services.rules.tiles import HIGH, LOW
 from services.table.command_log import decode_log
-from services.table.publisher import SUBJECT_PREFIX
-from services.table.rules import End, Phase, TableState, decode_state, encode_state, legal_moves
-from services.table.rules.tiles import HIGH, LOW
 from services.table.server import TableServer, create_server
 from services.table.store import TableStore
 from tests.support import limits
@@ -494,7 +494,7 @@ async def run(
     try:
         watch = EventWatch()
         subscriber = await nats.connect(observer_url, name="bench-events")
-        await subscriber.subscribe(SUBJECT_PREFIX + ">", cb=watch.on_message)
+        await subscriber.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=watch.on_message)
         await subscriber.flush()
         await floor.open(observer_redis, observer_url)
         stub = table_pb2_grpc.TableServiceStub(channel)

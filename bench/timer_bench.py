@@ -77,11 +77,11 @@ from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
 from bench.common import PERCENTILES, nats_binary, write_json
+from services.common.bus import TIMER_SUBJECT, table_subject
+from services.common.credentials import new_table_id
 from services.common.logging import configure_logging
+from services.common.schema import DEADLINES_KEY, table_key
 from services.common.settings import Settings
-from services.table.credentials import new_table_id
-from services.table.publisher import TIMER_SUBJECT, table_subject
-from services.table.store import DEADLINES_KEY, table_key
 from services.timer.server import TimerServer, create_server
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import ManagedServer, NatsServer, RedisServer

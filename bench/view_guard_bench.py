@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dominos.v1 import gateway_pb2
 
 from bench.common import percentile
-from services.table import credentials
-from services.table.projection import table_view
-from services.table.published import seat_holders
-from services.table.rules import Create, Join, Start, TableState, apply, create
+from services.common import credentials
+from services.common.projection import table_view
+from services.common.published import seat_holders
+from services.rules import Create, Join, Start, TableState, apply, create
 
 BATCH = 100
 

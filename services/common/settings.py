@@ -694,11 +694,6 @@ class Settings:
         return _to_ms(self.timer_retry_seconds)
 
     @property
-    def shutdown_drain_ms(self) -> int:
-        """``shutdown_drain_seconds`` in milliseconds."""
-        return _to_ms(self.shutdown_drain_seconds)
-
-    @property
     def presence_lease_ms(self) -> int:
         """``presence_lease_seconds`` in milliseconds."""
         return _to_ms(self.presence_lease_seconds)

@@ -29,8 +29,8 @@ from typing import Final
 import grpc
 
 from services.common.peers import client_address
+from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
 from services.gateway.hub import Watcher
-from services.table.service_errors import ServiceError, rate_limited
 
 __all__ = ["Admission", "StreamSlot"]
 
@@ -63,7 +63,7 @@ def replaced() -> ServiceError:
     """The end of a stream that a newer stream of the same seat token replaced."""
     return ServiceError(
         grpc.StatusCode.ABORTED,
-        "STREAM_REPLACED",
+        Reason.STREAM_REPLACED,
         "a newer view stream of this seat token replaced this one",
     )
 
@@ -106,7 +106,7 @@ class Admission:
                 retry_s = self._prune(entry, self.clock())
                 if len(entry.connections) >= self.connections_per_address:
                     raise rate_limited(
-                        "connections_per_address",
+                        Limit.CONNECTIONS_PER_ADDRESS,
                         "too many connections from this address; reuse one connection",
                         retry_s,
                     )
@@ -162,7 +162,7 @@ class Admission:
         entry = self._addresses.setdefault(address, _Address())
         if self.streams_per_address and entry.streams >= self.streams_per_address:
             raise rate_limited(
-                "streams_per_address",
+                Limit.STREAMS_PER_ADDRESS,
                 "too many view streams from this address; close some first",
                 1.0,
             )

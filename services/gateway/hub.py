@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 
 from dominos.v1 import events_pb2
 
+from services.common.bus import table_subject
 from services.common.logging import get_logger
-from services.table.publisher import table_subject
-from services.table.rules import TableState, decode_state
+from services.rules import TableState, decode_state
 
 log = get_logger(__name__)
 

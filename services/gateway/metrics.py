@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
+from services.common.service_errors import GATEWAY_LIMITS, TABLE_LIMITS, Limit
+
 STREAMS = Gauge("dominos_gateway_view_streams", "View streams open on this gateway.")
 FANOUT_SKIPS = Counter(
     "dominos_gateway_fanout_skipped_versions_total",
@@ -42,7 +44,7 @@ REFUSED = Counter(
     "(connections_per_address, streams_per_address).",
     ["limit"],
 )
-for _limit in ("connections_per_address", "streams_per_address"):
+for _limit in GATEWAY_LIMITS:
     REFUSED.labels(_limit)
 REFUSALS_REPEATED = Counter(
     "dominos_gateway_refusals_repeated_total",
@@ -50,12 +52,7 @@ REFUSALS_REPEATED = Counter(
     "ended (the request never reached the table service), by limit.",
     ["limit"],
 )
-for _limit in (
-    "creates_per_address",
-    "creates_per_second",
-    "join_failures_per_connection",
-    "join_failures_per_address",
-    "lobby_changes",
-    "connections_per_seat",
-):
+for _limit in TABLE_LIMITS:
+    if _limit is Limit.LOBBIES_PER_ADDRESS:
+        continue  # never repeated (see ``refusals``)
     REFUSALS_REPEATED.labels(_limit)

@@ -1,6 +1,6 @@
 """The gateway's presence leases: one per open view stream, renewed in batches.
 
-A stream takes a lease on its seat when it opens (field ``<seat>`` of ``dominos:{T}:leases``,
+A stream takes a lease on its seat when it opens (:class:`~services.common.presence.PresenceLeases`,
 holder ``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
 lease this gateway holds, every third of the lease time, one script call per 250 leases,
 so the cost does not grow with a task per stream. If the gateway dies, its leases run out
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from services.common.logging import get_logger
-from services.timer.claims import TimerStore
+from services.common.presence import PresenceLeases
 
 #: Leases renewed per Redis call; the gateway's event loop yields between two calls.
 BATCH = 250
@@ -23,8 +23,8 @@ log = get_logger(__name__)
 class LeaseKeeper:
     """Takes, renews and releases this gateway's presence leases."""
 
-    def __init__(self, store: TimerStore, ttl_ms: int) -> None:
-        self.store = store
+    def __init__(self, leases: PresenceLeases, ttl_ms: int) -> None:
+        self.leases = leases
         self.ttl_ms = ttl_ms
         self._held: dict[str, tuple[str, int]] = {}
         self._stopped = False
@@ -37,20 +37,20 @@ class LeaseKeeper:
     async def take(self, table_id: str, seat: int, holder: str) -> None:
         """Take (or take over) the seat's lease for ``holder``."""
         self._held[holder] = (table_id, seat)
-        await self.store.renew_presence(table_id, seat, holder, self.ttl_ms)
+        await self.leases.renew(table_id, seat, holder, self.ttl_ms)
 
     async def release(self, holder: str) -> bool:
         """Give the lease back; True when ``holder`` still held it (no one took over)."""
         lease = self._held.pop(holder, None)
         if lease is None:
             return False
-        return await self.store.release_presence(lease[0], lease[1], holder)
+        return await self.leases.release(lease[0], lease[1], holder)
 
     async def renew_all(self) -> None:
         """Renew every held lease, in pipelined batches."""
         leases = [(table, seat, holder) for holder, (table, seat) in list(self._held.items())]
         for start in range(0, len(leases), BATCH):
-            await self.store.renew_many(leases[start : start + BATCH], self.ttl_ms)
+            await self.leases.renew_many(leases[start : start + BATCH], self.ttl_ms)
 
     def stop(self) -> None:
         """Stop renewing at the next round (a cancellation can be lost inside a Redis call)."""

@@ -18,7 +18,9 @@ from typing import Final
 
 import grpc
 
-from services.table.service_errors import (
+from services.common.service_errors import (
+    Limit,
+    Reason,
     ServiceError,
     limit_of,
     rate_limited,
@@ -31,12 +33,15 @@ __all__ = ["MAX_HOLD_S", "Refusals"]
 #: The longest a refusal is repeated without asking the table service again.
 MAX_HOLD_S: Final = 5.0
 #: Limits whose refusal may end before its RetryInfo says: never repeated.
-_NOT_REPEATED: Final = frozenset({"lobbies_per_address"})
+_NOT_REPEATED: Final = frozenset({Limit.LOBBIES_PER_ADDRESS})
 
 
-def _limit_and_delay(error: grpc.aio.AioRpcError) -> tuple[str, str, float] | None:
+def _limit_and_delay(error: grpc.aio.AioRpcError) -> tuple[Limit, str, float] | None:
     """``(limit, message, retry_after_s)`` of a RATE_LIMITED refusal, else None."""
-    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or reason_of(error) != "RATE_LIMITED":
+    if (
+        error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED
+        or reason_of(error) != Reason.RATE_LIMITED
+    ):
         return None
     limit, delay = limit_of(error), retry_delay_of(error)
     if not limit or delay is None:
@@ -53,7 +58,7 @@ class Refusals:
     ) -> None:
         self.clock = clock
         self.max_entries = max_entries
-        self._held: dict[Hashable, tuple[float, str, str]] = {}
+        self._held: dict[Hashable, tuple[float, Limit, str]] = {}
 
     def check(self, subjects: Mapping[str, Hashable]) -> ServiceError | None:
         """The refusal still held for one of ``subjects`` (limit → subject), or None."""

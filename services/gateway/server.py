@@ -18,15 +18,15 @@ from services.common.caller_auth import CallerCredentials
 from services.common.connections import connect_nats, connect_redis
 from services.common.grpc_server import SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
+from services.common.presence import PresenceLeases
 from services.common.settings import Settings
+from services.common.tasks import stop_task
 from services.gateway import metrics
 from services.gateway.admission import Admission
 from services.gateway.hub import Hub, Version
 from services.gateway.presence import LeaseKeeper
 from services.gateway.servicer import GatewayServicer
-from services.table.publisher import stop_task
-from services.table.rules import decode_state
-from services.timer.claims import TimerStore
+from services.rules import decode_state
 
 SERVICE_NAME = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].full_name
 RESYNC_INTERVAL_S = 30.0
@@ -119,7 +119,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     nc = await connect_nats(settings, f"{settings.service_name}-gateway", reconnected=on_reconnect)
     hub.nc = nc
     redis = connect_redis(settings)
-    leases = LeaseKeeper(TimerStore(redis), settings.presence_lease_ms)
+    leases = LeaseKeeper(PresenceLeases(redis), settings.presence_lease_ms)
     admission = Admission(
         connections_per_address=settings.connections_per_address,
         streams_per_address=settings.streams_per_address,

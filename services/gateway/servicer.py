@@ -26,20 +26,31 @@ from typing import Any, Final, TypeVar
 import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 
+from services.common import credentials, requests
+from services.common.commands import (
+    BY_FIELD,
+    CREATE_TABLE,
+    JOIN_TABLE,
+    LEAVE_TABLE,
+    PASS,
+    PLAY_TILE,
+    SET_TARGET,
+    START_GAME,
+    CommandSpec,
+)
 from services.common.grpc_server import MIN_CLIENT_PING_INTERVAL_MS
 from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
 from services.common.metrics import package_version
 from services.common.peers import client_address
+from services.common.projection import table_view
+from services.common.service_errors import DETAILS_KEY, Limit, Reason, ServiceError, abort
 from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
 from services.gateway.hub import Hub, WatcherClosed
 from services.gateway.presence import LeaseKeeper
 from services.gateway.refusals import Refusals
-from services.table import credentials, requests
-from services.table.projection import table_view
-from services.table.rules import Phase
-from services.table.service_errors import DETAILS_KEY, ServiceError, abort
+from services.rules import Phase
 
 log = get_logger(__name__)
 
@@ -85,7 +96,7 @@ def _upstream_failure(error: grpc.aio.AioRpcError) -> ServiceError:
     metrics.UPSTREAM_FAILURES.labels(code=code.name).inc()
     return ServiceError(
         grpc.StatusCode.UNAVAILABLE,
-        "UNAVAILABLE",
+        Reason.UNAVAILABLE,
         "the table service is unavailable; retry with the same request_id",
     )
 
@@ -113,7 +124,7 @@ def bearer_token(context: Any) -> str:
 def _seat_freed() -> ServiceError:
     return ServiceError(
         grpc.StatusCode.PERMISSION_DENIED,
-        "TOKEN_INVALID",
+        Reason.TOKEN_INVALID,
         "the seat of this token was freed; the token no longer works",
     )
 
@@ -121,7 +132,7 @@ def _seat_freed() -> ServiceError:
 def _shutting_down() -> ServiceError:
     return ServiceError(
         grpc.StatusCode.UNAVAILABLE,
-        "UNAVAILABLE",
+        Reason.UNAVAILABLE,
         "this gateway is shutting down; reopen the stream (another gateway answers)",
     )
 
@@ -129,26 +140,26 @@ def _shutting_down() -> ServiceError:
 def _token_missing() -> ServiceError:
     return ServiceError(
         grpc.StatusCode.UNAUTHENTICATED,
-        "TOKEN_MISSING",
+        Reason.TOKEN_MISSING,
         "send the seat token as 'authorization: Bearer <token>' metadata",
     )
 
 
 def _budget_subjects(peer: str, address: str, command: dict[str, Any]) -> dict[str, Hashable]:
     """Who each budget of the table service counts for this command (see ``refusals``)."""
-    if "create_table" in command:
+    ((field, request),) = command.items()
+    if field == CREATE_TABLE.field:
         return {
-            "creates_per_address": ("create", address),
-            "creates_per_second": ("create", address),
+            Limit.CREATES_PER_ADDRESS: ("create", address),
+            Limit.CREATES_PER_SECOND: ("create", address),
         }
-    if "join_table" in command:
+    if field == JOIN_TABLE.field:
         return {
-            "join_failures_per_connection": ("join", peer),
-            "join_failures_per_address": ("join", address),
+            Limit.JOIN_FAILURES_PER_CONNECTION: ("join", peer),
+            Limit.JOIN_FAILURES_PER_ADDRESS: ("join", address),
         }
-    for kind in ("set_target", "leave_table"):
-        if kind in command:
-            return {"lobby_changes": ("lobby", command[kind].table_id)}
+    if BY_FIELD[field].lobby_change:
+        return {Limit.LOBBY_CHANGES: ("lobby", request.table_id)}
     return {}
 
 
@@ -175,6 +186,17 @@ def admitted(method: _Handler[_Request, _Reply]) -> _Handler[_Request, _Reply]:
             self.admission.call_ended(peer)
 
     return call
+
+
+def _forwarding(spec: CommandSpec) -> Callable[..., Awaitable[Any]]:
+    """The ``DominosService`` method of a command: admitted, then forwarded."""
+
+    async def method(self: GatewayServicer, request: Any, context: Any) -> Any:
+        return await self._command(spec, request, context)
+
+    method.__name__ = method.__qualname__ = spec.rpc
+    method.__doc__ = "See gateway.proto."
+    return admitted(method)
 
 
 class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
@@ -267,11 +289,6 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         assert isinstance(result, expect)
         return result
 
-    async def _seated(self, expect: type[_Reply], context: Any, **command: Any) -> _Reply:
-        """Forward a command of a seat: its token first (UNAUTHENTICATED when missing)."""
-        token = await self._token(context)
-        return await self._execute(expect, context, token, **command)
-
     async def _token(self, context: Any) -> str:
         token = bearer_token(context)
         if not token:
@@ -282,55 +299,19 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         except ServiceError as error:
             await abort(context, error)
 
-    @admitted
-    async def CreateTable(  # noqa: N802 (gRPC method names)
-        self, request: gateway_pb2.CreateTableRequest, context: Any
-    ) -> gateway_pb2.CreateTableResponse:
-        """See gateway.proto."""
-        return await self._execute(gateway_pb2.CreateTableResponse, context, create_table=request)
+    async def _command(self, spec: CommandSpec, request: Any, context: Any) -> Any:
+        """Forward one command of the contract (a seat's: its token first, UNAUTHENTICATED
+        when missing)."""
+        token = await self._token(context) if spec.seated else ""
+        return await self._execute(spec.response, context, token, **{spec.field: request})
 
-    @admitted
-    async def JoinTable(  # noqa: N802
-        self, request: gateway_pb2.JoinTableRequest, context: Any
-    ) -> gateway_pb2.JoinTableResponse:
-        """See gateway.proto."""
-        return await self._execute(gateway_pb2.JoinTableResponse, context, join_table=request)
-
-    @admitted
-    async def LeaveTable(  # noqa: N802
-        self, request: gateway_pb2.LeaveTableRequest, context: Any
-    ) -> gateway_pb2.LeaveTableResponse:
-        """See gateway.proto."""
-        return await self._seated(gateway_pb2.LeaveTableResponse, context, leave_table=request)
-
-    @admitted
-    async def SetTarget(  # noqa: N802
-        self, request: gateway_pb2.SetTargetRequest, context: Any
-    ) -> gateway_pb2.SetTargetResponse:
-        """See gateway.proto."""
-        return await self._seated(gateway_pb2.SetTargetResponse, context, set_target=request)
-
-    @admitted
-    async def StartGame(  # noqa: N802
-        self, request: gateway_pb2.StartGameRequest, context: Any
-    ) -> gateway_pb2.StartGameResponse:
-        """See gateway.proto."""
-        return await self._seated(gateway_pb2.StartGameResponse, context, start_game=request)
-
-    @admitted
-    async def PlayTile(  # noqa: N802
-        self, request: gateway_pb2.PlayTileRequest, context: Any
-    ) -> gateway_pb2.PlayTileResponse:
-        """See gateway.proto."""
-        return await self._seated(gateway_pb2.PlayTileResponse, context, play_tile=request)
-
-    @admitted
-    async def Pass(  # noqa: N802
-        self, request: gateway_pb2.PassRequest, context: Any
-    ) -> gateway_pb2.PassResponse:
-        """See gateway.proto."""
-        command: dict[str, Any] = {"pass": request}  # `pass` is a keyword
-        return await self._seated(gateway_pb2.PassResponse, context, **command)
+    CreateTable = _forwarding(CREATE_TABLE)
+    JoinTable = _forwarding(JOIN_TABLE)
+    LeaveTable = _forwarding(LEAVE_TABLE)
+    SetTarget = _forwarding(SET_TARGET)
+    StartGame = _forwarding(START_GAME)
+    PlayTile = _forwarding(PLAY_TILE)
+    Pass = _forwarding(PASS)
 
     @admitted
     async def GetTableView(  # noqa: N802

@@ -1,32 +1,43 @@
 """The table service's use cases: authenticate, run the rules, commit atomically, publish.
 
 :class:`TableApp` knows nothing of gRPC servers: it takes contract requests and returns
-contract responses, raising :class:`~services.table.service_errors.ServiceError` for every
-refusal (and then nothing changed). Each command runs the same loop: load the table, check
-the seat token, answer a repeated request id with its first answer, apply the engine, and
-compare-and-set the result in Redis; on a version conflict (another replica won the race)
-it reloads and tries again. After the commit the table's outbox is published on NATS.
+contract responses, raising :class:`~services.common.service_errors.ServiceError` for every
+refusal (and then nothing changed). Every command that changes a table runs through one
+loop, :meth:`TableApp._transact`: load the table record, decide (check the seat token,
+answer a repeated request id with its first answer, apply the engine), and compare-and-set
+the result in Redis; on a version conflict (another replica won the race) it reloads and
+decides again. After the commit the table's outbox is published on NATS.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Any, Final, Generic, NamedTuple, TypeVar
 
 import grpc
-from dominos.v1 import events_pb2, game_pb2, gateway_pb2
+from dominos.v1 import game_pb2, gateway_pb2
 
+from services.common import credentials, requests
+from services.common.commands import CREATE_TABLE, JOIN_TABLE, spec_of
 from services.common.logging import get_logger
-from services.table import credentials, metrics, requests
-from services.table.command_log import decode_log, encode_entry
-from services.table.limits import Budget, Limiter, Spent, limit_key, table_limit_key
-from services.table.projection import table_view
-from services.table.published import is_held, published_state, seat_holders
-from services.table.publisher import EventPublisher
-from services.table.rules import (
+from services.common.projection import table_view
+from services.common.published import is_held, published_state, seat_holders, table_event
+from services.common.schema import (
+    JOIN_REQUESTS_KEPT,
+    SEAT_REQUESTS_KEPT,
+    RecordChanges,
+    RequestRecord,
+    SeatChange,
+    TableRecord,
+    digest_of,
+    limit_key,
+    table_limit_key,
+)
+from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
+from services.rules import (
     Command,
     Create,
     Expire,
@@ -44,21 +55,13 @@ from services.table.rules import (
     Transition,
     apply,
     create,
-    encode_state,
     replay,
 )
-from services.table.service_errors import ServiceError, rate_limited
-from services.table.store import (
-    JOIN_REQUESTS_KEPT,
-    SEAT_REQUESTS_KEPT,
-    Client,
-    Commit,
-    LoadedTable,
-    RequestRecord,
-    TableStore,
-    pack_requests,
-    unpack_requests,
-)
+from services.table import metrics
+from services.table.command_log import decode_log, encode_entry
+from services.table.limits import Budget, Limiter, Spent
+from services.table.publisher import EventPublisher
+from services.table.store import Client, Commit, TableStore
 
 log = get_logger(__name__)
 
@@ -71,6 +74,8 @@ SeatedRequest = (
     | gateway_pb2.PlayTileRequest
     | gateway_pb2.PassRequest
 )
+_Answer = TypeVar("_Answer")
+_Written_co = TypeVar("_Written_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,40 +114,86 @@ class Policy:
 MINUTE_MS: Final = 60_000
 HOUR_MS: Final = 3_600_000
 SECOND_MS: Final = 1_000
-
-
-def _spent(spent: Spent, message: str) -> ServiceError:
-    return rate_limited(spent.budget.name, message, spent.retry_after_ms / 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The result of one command: the state after it, the seat it acted for, and whether it
-    was a repeat of an earlier request (answered from the log, nothing new written)."""
-
-    state: TableState
-    seat: int
-    repeated: bool
-    transition: Transition | None
-
-
-def _not_found() -> ServiceError:
-    return ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "no such table")
-
-
-def _token_invalid() -> ServiceError:
-    return ServiceError(
-        grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID", "not a seat of this table"
-    )
-
-
 #: The seat of a remembered join whose seat was freed since (a leave before the start).
 SEAT_FREED: Final = 255
 
 
-def _seat_freed(joins: list[RequestRecord], seat: int) -> list[RequestRecord]:
+class Acted(NamedTuple):
+    """The table after a seat's command (or its repeat), and that seat."""
+
+    state: TableState
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Write(Generic[_Written_co]):
+    """What one pass of the command loop writes: the command, its transition, the
+    bookkeeping changes, and the answer once committed."""
+
+    command: Command
+    transition: Transition
+    answer: _Written_co
+    changes: RecordChanges = field(default_factory=RecordChanges)
+
+
+#: One pass of the command loop over a loaded record at a time: a :class:`Write`, or the
+#: answer itself when nothing is written (a repeated request, a command that changes nothing).
+Decide = Callable[[TableRecord, int], Awaitable["Write[_Answer] | _Answer"]]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestId:
+    """A request id as the table remembers it: its hash, and its payload's fingerprint."""
+
+    request_hash: bytes
+    fingerprint: bytes
+
+    @classmethod
+    def of(cls, request_id: str, request: Any) -> RequestId:
+        return cls(requests.request_hash(request_id), requests.fingerprint(request))
+
+    def earlier(self, records: tuple[RequestRecord, ...]) -> RequestRecord | None:
+        """The record of this request id, if remembered; REQUEST_ID_REUSED when it was sent
+        with another payload."""
+        for record in records:
+            if record.request_hash == self.request_hash:
+                if record.fingerprint != self.fingerprint:
+                    raise _request_id_reused()
+                return record
+        return None
+
+    def record(self, version: int, seat: int = -1) -> RequestRecord:
+        """The record of this request, which produced ``version``."""
+        return RequestRecord(self.request_hash, self.fingerprint, version, seat)
+
+
+def _spent(spent: Spent, message: str) -> ServiceError:
+    return rate_limited(Limit(spent.budget.name), message, spent.retry_after_ms / 1000)
+
+
+def _not_found() -> ServiceError:
+    return ServiceError(grpc.StatusCode.NOT_FOUND, Reason.TABLE_NOT_FOUND, "no such table")
+
+
+def _token_invalid() -> ServiceError:
+    return ServiceError(
+        grpc.StatusCode.PERMISSION_DENIED, Reason.TOKEN_INVALID, "not a seat of this table"
+    )
+
+
+def _request_id_reused(
+    message: str = "this request_id was used for another request",
+) -> ServiceError:
+    return ServiceError(grpc.StatusCode.ALREADY_EXISTS, Reason.REQUEST_ID_REUSED, message)
+
+
+def _version_conflict(message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.ABORTED, Reason.VERSION_CONFLICT, message)
+
+
+def _seat_freed(joins: tuple[RequestRecord, ...], seat: int) -> tuple[RequestRecord, ...]:
     """The join records with those that took ``seat`` marked :data:`SEAT_FREED`."""
-    return [replace(r, seat=SEAT_FREED) if r.seat == seat else r for r in joins]
+    return tuple(replace(r, seat=SEAT_FREED) if r.seat == seat else r for r in joins)
 
 
 class TableApp:
@@ -168,12 +219,16 @@ class TableApp:
         """The service clock, ms since the epoch."""
         return int(self.clock() * 1000)
 
-    def _now_after(self, loaded: LoadedTable) -> int:
-        """The time to apply a command at: the clock, but never before the table's previous
-        command (a clock stepped back, or replicas' clocks apart), so the log replays exactly."""
-        return max(self.now_ms(), int(loaded.field("lt") or 0))
-
     # -- public commands -------------------------------------------------------------------
+
+    async def execute(self, request: Any, token: str, client: Client) -> Any:
+        """Any command of the contract (:mod:`services.common.commands`): its response."""
+        spec = spec_of(request)
+        if spec is CREATE_TABLE:
+            return await self.create_table(request, client)
+        if spec is JOIN_TABLE:
+            return await self.join_table(request, client)
+        return await self.seated_command(request, token)
 
     async def create_table(
         self, request: gateway_pb2.CreateTableRequest, client: Client
@@ -201,7 +256,7 @@ class TableApp:
         )
         if wait_ms:
             raise rate_limited(
-                "lobbies_per_address",
+                Limit.LOBBIES_PER_ADDRESS,
                 "too many open lobbies created from this address; start or leave one first",
                 wait_ms / 1000,
             )
@@ -215,14 +270,12 @@ class TableApp:
             raise ServiceError.from_rule(exc) from None
         nonce = credentials.new_nonce()
         token = credentials.seat_token(self.policy.token_secret, table_id, 0, nonce)
-        fields: tuple[tuple[str, bytes | str | int], ...] = (
-            ("code", code),
-            ("n0", nonce),
-            ("h0", credentials.token_digest(token)),
+        changes = RecordChanges(
+            seats={0: SeatChange(nonce=nonce, digest=credentials.token_digest(token))}, code=code
         )
-        await self._commit(
-            table_id, None, transition, command, now, fields, code, (rid_hash, fingerprint)
-        )
+        write = Write(command, transition, None, changes)
+        if not await self._commit(None, write, now, (rid_hash, fingerprint)):
+            raise self._contention()  # a table id drawn twice: practically never
         return gateway_pb2.CreateTableResponse(
             table_id=table_id,
             invitation_code=code,
@@ -237,7 +290,7 @@ class TableApp:
         """Take the lowest free seat of the table with this code (R2, D4). Failed attempts
         are limited per client connection and, with a ceiling, per address (D6, issue 15);
         a join counts as a lobby change of its table."""
-        rid = requests.secret_request_id(request.request_id)
+        rid = RequestId.of(requests.secret_request_id(request.request_id), request)
         player = requests.name(request.player_name)
         code = requests.invitation_code(request.invitation_code)
         limits = self.policy.limits
@@ -248,80 +301,75 @@ class TableApp:
             MINUTE_MS,
         )
         if lookup.limited:
-            metrics.RATE_LIMITED.labels(f"join_failures_per_{lookup.limited}").inc()
+            limit = Limit(f"join_failures_per_{lookup.limited}")
+            metrics.RATE_LIMITED.labels(limit).inc()
             raise rate_limited(
-                f"join_failures_per_{lookup.limited}",
-                "too many failed join attempts; retry later",
-                lookup.retry_after_ms / 1000,
+                limit, "too many failed join attempts; retry later", lookup.retry_after_ms / 1000
             )
         table_id = lookup.table_id
         if table_id is None:
             raise ServiceError(
-                grpc.StatusCode.NOT_FOUND, "CODE_NOT_FOUND", "no table has this code"
+                grpc.StatusCode.NOT_FOUND, Reason.CODE_NOT_FOUND, "no table has this code"
             )
         await self._take_lobby_change(table_id)
-        rid_hash = requests.request_hash(rid)
-        fingerprint = requests.fingerprint(request)
-        for _ in range(MAX_ATTEMPTS):
-            loaded = await self._load(table_id)
-            joins = unpack_requests(loaded.field("rj"), joins=True)
-            earlier = next((r for r in joins if r.request_hash == rid_hash), None)
+
+        async def decide(
+            record: TableRecord, now: int
+        ) -> Write[gateway_pb2.JoinTableResponse] | gateway_pb2.JoinTableResponse:
+            earlier = rid.earlier(record.joins)
             if earlier is not None:
-                self._same_payload(earlier, fingerprint)
                 if earlier.seat == SEAT_FREED:
-                    raise ServiceError(
-                        grpc.StatusCode.ALREADY_EXISTS,
-                        "REQUEST_ID_REUSED",
-                        "the seat this join took was freed since; join with a new request_id",
+                    raise _request_id_reused(
+                        "the seat this join took was freed since; join with a new request_id"
                     )
                 state = await self._state_at(table_id, earlier.version)
-                nonce = (loaded.field(f"n{earlier.seat}") or b"").decode()
+                nonce = record.seats[earlier.seat].nonce
                 return self._join_response(
-                    state, earlier.seat, self._token(state, earlier.seat, nonce)
+                    state, earlier.seat, self._token(table_id, earlier.seat, nonce)
                 )
-            now = self._now_after(loaded)
             command = Join(player)
-            transition = self._apply(loaded.state, command, now)
-            seat = next(s for s in range(4) if transition.state.names[s] != loaded.state.names[s])
+            transition = self._apply(record.state, command, now)
+            after = transition.state
+            seat = next(s for s in range(4) if after.names[s] != record.state.names[s])
             nonce = credentials.new_nonce()
-            token = credentials.seat_token(self.policy.token_secret, table_id, seat, nonce)
-            record = RequestRecord(rid_hash, fingerprint, transition.state.version, seat)
+            token = self._token(table_id, seat, nonce)
             # A repeat of an earlier occupant's join must never answer with this seat's new
             # token (D7): the seat's older join records are marked freed.
-            kept = _seat_freed(joins, seat)
-            fields: tuple[tuple[str, bytes | str | int], ...] = (
-                (f"n{seat}", nonce),
-                (f"h{seat}", credentials.token_digest(token)),
-                ("rj", pack_requests([*kept, record][-JOIN_REQUESTS_KEPT:], joins=True)),
-                (f"r{seat}", b""),
+            joins = (*_seat_freed(record.joins, seat), rid.record(after.version, seat))
+            changes = RecordChanges(
+                seats={
+                    seat: SeatChange(
+                        nonce=nonce, digest=credentials.token_digest(token), requests=()
+                    )
+                },
+                joins=joins[-JOIN_REQUESTS_KEPT:],
             )
-            if await self._commit(table_id, loaded, transition, command, now, fields):
-                return self._join_response(transition.state, seat, token)
-            metrics.CAS_CONFLICTS.inc()
-        raise self._contention()
+            return Write(command, transition, self._join_response(after, seat, token), changes)
 
-    async def seated_command(
-        self, request: SeatedRequest, token: str
-    ) -> tuple[Outcome, gateway_pb2.LeaveTableResponse | game_pb2.TableView]:
-        """Leave, set the target, start, play or pass for the seat the token proves."""
+        return await self._transact(table_id, decide)
+
+    async def seated_command(self, request: SeatedRequest, token: str) -> Any:
+        """Leave, set the target, start, play or pass for the seat the token proves; the
+        command's response (:mod:`services.common.commands`)."""
+        spec = spec_of(request)
         rid = requests.request_id(request.request_id)
         table_id = requests.table_id(request.table_id)
         requests.seat_token(token)
         build = self._command_builder(request)
-        if isinstance(request, gateway_pb2.LeaveTableRequest | gateway_pb2.SetTargetRequest):
+        if spec.lobby_change:
             await self._take_lobby_change(table_id)
-        outcome = await self._run(
+        leaving = isinstance(request, gateway_pb2.LeaveTableRequest)
+        acted = await self._act(
             table_id,
-            token,
             build,
-            rid=rid,
-            fingerprint=requests.fingerprint(request),
+            token=token,
+            request=RequestId.of(rid, request),
             expected_version=request.expected_version,
-            allow_left_seat=isinstance(request, gateway_pb2.LeaveTableRequest),
+            leaving=leaving,
         )
-        if isinstance(request, gateway_pb2.LeaveTableRequest):
-            return outcome, gateway_pb2.LeaveTableResponse(version=outcome.state.version)
-        return outcome, table_view(outcome.state, outcome.seat, self.now_ms())
+        if not spec.answers_view:
+            return spec.response(version=acted.state.version)
+        return spec.response(view=table_view(acted.state, acted.seat, self.now_ms()))
 
     async def set_presence(self, table_id: str, token: str, connected: bool) -> int:
         """Record that the seat's client connected or dropped (S3, S4, D3); the version after."""
@@ -330,34 +378,33 @@ class TableApp:
         if connected:
             # Bounded per seat, once the token proved it (issue 15): a client that connects
             # and drops in a loop would make every gateway fan out a version each time.
-            _, seat = await self.seat_of(table_id, token)
+            record = await self._load(table_id)
+            seat = self._seat_of(record, token, allow_left_seat=False)
             budget = Budget(
-                "connections_per_seat", self.policy.limits.connections_per_seat_minute, MINUTE_MS
+                Limit.CONNECTIONS_PER_SEAT,
+                self.policy.limits.connections_per_seat_minute,
+                MINUTE_MS,
             )
             await self._take(
                 [(table_limit_key(table_id, f"presence:{seat}"), budget)],
                 "this seat connected too often; retry later",
             )
-        outcome = await self._run(table_id, token, lambda seat: SetPresence(seat, connected))
-        return outcome.state.version
+        acted = await self._act(table_id, lambda seat: SetPresence(seat, connected), token=token)
+        return acted.state.version
 
     async def expire(self, table_id: str, turn_number: int) -> TableState | None:
         """Apply a timer expiry (R11 auto-play, D1 next deal) if it still names the current
         clock and is due; ``None`` when it is stale (a late or repeated timer changes nothing)."""
-        for _ in range(MAX_ATTEMPTS):
-            loaded = await self.store.load(table_id)
-            if loaded is None:
-                return None
-            now = self._now_after(loaded)
+
+        async def decide(record: TableRecord, now: int) -> Write[TableState] | None:
             command = Expire(turn_number)
             try:
-                transition = apply(loaded.state, command, now)
+                transition = apply(record.state, command, now)
             except RuleError:
                 return None
-            if await self._commit(table_id, loaded, transition, command, now):
-                return transition.state
-            metrics.CAS_CONFLICTS.inc()
-        raise self._contention()
+            return Write(command, transition, transition.state)
+
+        return await self._transact(table_id, decide, missing=lambda: None)
 
     async def presence_expired(self, table_id: str, seat: int) -> int | None:
         """A gateway's presence lease on ``seat`` ran out (the gateway died): mark the seat
@@ -365,33 +412,26 @@ class TableApp:
         if not await self.store.table_exists(table_id):
             return None
         try:
-            outcome = await self._run(table_id, "", lambda _: SetPresence(seat, False), seat=seat)
+            acted = await self._act(table_id, lambda _: SetPresence(seat, False), seat=seat)
         except ServiceError:  # the seat was freed meanwhile (before the start)
             return None
-        return outcome.state.version
+        return acted.state.version
 
     async def view(self, table_id: str, token: str) -> game_pb2.TableView:
         """The seat's current view."""
         requests.table_id(table_id)
         requests.seat_token(token)
-        loaded = await self._load(table_id)
-        seat = self._seat_of(loaded, token, allow_left_seat=False)
-        return table_view(loaded.state, seat, self.now_ms())
+        record = await self._load(table_id)
+        seat = self._seat_of(record, token, allow_left_seat=False)
+        return table_view(record.state, seat, self.now_ms())
 
     async def snapshot(self, table_id: str) -> tuple[int, bytes, bytes]:
         """The table's version, its state without the seed and its seat holders (for
         gateways to confirm or heal the event stream)."""
         requests.table_id(table_id)
-        loaded = await self._load(table_id)
-        holders = seat_holders(loaded.state, lambda seat: loaded.field(f"h{seat}"))
-        return loaded.version, published_state(loaded.state), holders
-
-    async def seat_of(self, table_id: str, token: str) -> tuple[LoadedTable, int]:
-        """The table and the seat a token proves (for the gateway's stream authentication)."""
-        requests.table_id(table_id)
-        requests.seat_token(token)
-        loaded = await self._load(table_id)
-        return loaded, self._seat_of(loaded, token, allow_left_seat=False)
+        record = await self._load(table_id)
+        holders = seat_holders(record.state, lambda seat: record.seats[seat].digest)
+        return record.version, published_state(record.state), holders
 
     # -- budgets ---------------------------------------------------------------------------
 
@@ -400,15 +440,15 @@ class TableApp:
         return [
             (
                 limit_key("creates", f"{client.address}:m"),
-                Budget("creates_per_address", limits.creates_per_address_minute, MINUTE_MS),
+                Budget(Limit.CREATES_PER_ADDRESS, limits.creates_per_address_minute, MINUTE_MS),
             ),
             (
                 limit_key("creates", f"{client.address}:h"),
-                Budget("creates_per_address", limits.creates_per_address_hour, HOUR_MS),
+                Budget(Limit.CREATES_PER_ADDRESS, limits.creates_per_address_hour, HOUR_MS),
             ),
             (
                 limit_key("creates", "cluster"),
-                Budget("creates_per_second", limits.creates_per_second, SECOND_MS),
+                Budget(Limit.CREATES_PER_SECOND, limits.creates_per_second, SECOND_MS),
             ),
         ]
 
@@ -420,7 +460,7 @@ class TableApp:
             raise _spent(spent, message)
 
     async def _take_lobby_change(self, table_id: str) -> None:
-        budget = Budget("lobby_changes", self.policy.limits.lobby_changes_per_minute, MINUTE_MS)
+        budget = Budget(Limit.LOBBY_CHANGES, self.policy.limits.lobby_changes_per_minute, MINUTE_MS)
         await self._take(
             [(table_limit_key(table_id, "lobby"), budget)],
             "this table's lobby changed too often; retry later",
@@ -428,65 +468,79 @@ class TableApp:
 
     # -- the command loop ------------------------------------------------------------------
 
-    async def _run(
+    async def _transact(
         self,
         table_id: str,
-        token: str,
+        decide: Decide[_Answer],
+        *,
+        missing: Callable[[], _Answer] | None = None,
+        once: bool = False,
+    ) -> _Answer:
+        """Load the table, ``decide`` over it, compare-and-set what it decided; on a version
+        conflict decide again over the new version (or, ``once``, refuse VERSION_CONFLICT).
+        A missing table is ``missing()`` (default: TABLE_NOT_FOUND)."""
+        for _ in range(MAX_ATTEMPTS):
+            record = await self.store.load(table_id)
+            if record is None:
+                if missing is None:
+                    raise _not_found()
+                return missing()
+            # Never before the table's previous command (a clock stepped back, or replicas'
+            # clocks apart), so that the log replays exactly.
+            now = max(self.now_ms(), record.last_time_ms)
+            decided = await decide(record, now)
+            if not isinstance(decided, Write):
+                return decided
+            if await self._commit(record, decided, now):
+                return decided.answer
+            metrics.CAS_CONFLICTS.inc()
+            if once:
+                raise _version_conflict("the table moved on")
+        raise self._contention()
+
+    async def _act(
+        self,
+        table_id: str,
         build: Callable[[int], Command],
         *,
-        rid: str | None = None,
-        fingerprint: bytes = b"",
-        expected_version: int = 0,
-        allow_left_seat: bool = False,
+        token: str = "",
         seat: int | None = None,
-    ) -> Outcome:
-        """The command loop; ``seat`` given means a trusted internal caller (no token)."""
-        rid_hash = requests.request_hash(rid) if rid is not None else b""
-        trusted_seat = seat
-        for _ in range(MAX_ATTEMPTS):
-            loaded = await self._load(table_id)
-            if trusted_seat is None:
-                seat = self._seat_of(loaded, token, allow_left_seat=allow_left_seat)
-            else:
-                seat = trusted_seat
-            records = unpack_requests(loaded.field(f"r{seat}"))
-            if rid is not None:
-                earlier = next((r for r in records if r.request_hash == rid_hash), None)
-                if earlier is not None:
-                    self._same_payload(earlier, fingerprint)
-                    state = await self._state_at(table_id, earlier.version)
-                    return Outcome(state, seat, True, None)
-            if allow_left_seat and not is_held(loaded.state, seat):
+        request: RequestId | None = None,
+        expected_version: int = 0,
+        leaving: bool = False,
+    ) -> Acted:
+        """A seat's command: the seat the token proves (or ``seat``, for a trusted internal
+        caller), its request id answered once (a repeat answers the state it produced)."""
+
+        async def decide(record: TableRecord, now: int) -> Write[Acted] | Acted:
+            acting = seat if seat is not None else self._seat_of(record, token, leaving)
+            kept = record.seats[acting].requests
+            earlier = request.earlier(kept) if request is not None else None
+            if earlier is not None:
+                return Acted(await self._state_at(table_id, earlier.version), acting)
+            if leaving and not is_held(record.state, acting):
                 raise _token_invalid()  # a freed seat may only repeat its leave
-            if expected_version and loaded.version != expected_version:
-                raise ServiceError(
-                    grpc.StatusCode.ABORTED,
-                    "VERSION_CONFLICT",
-                    f"the table is at version {loaded.version}",
-                )
-            now = self._now_after(loaded)
-            command = build(seat)
-            transition = self._apply(loaded.state, command, now)
-            if transition.state is loaded.state:
-                return Outcome(loaded.state, seat, False, transition)
-            fields: tuple[tuple[str, bytes | str | int], ...] = ()
-            if rid is not None:
-                record = RequestRecord(rid_hash, fingerprint, transition.state.version)
-                fields = ((f"r{seat}", pack_requests([*records, record][-SEAT_REQUESTS_KEPT:])),)
-            if transition.state.names[seat] == "" and loaded.state.names[seat] != "":
+            if expected_version and record.version != expected_version:
+                raise _version_conflict(f"the table is at version {record.version}")
+            command = build(acting)
+            transition = self._apply(record.state, command, now)
+            after = transition.state
+            if after is record.state:
+                return Acted(after, acting)
+            seats = {}
+            if request is not None:
+                remembered = (*kept, request.record(after.version))[-SEAT_REQUESTS_KEPT:]
+                seats[acting] = SeatChange(requests=remembered)
+            joins = None
+            if after.names[acting] == "" and record.state.names[acting] != "":
                 # The seat was freed (a leave before the start): its join is not repeated any
                 # more (acting again would break "acts once", answering with the seat's
                 # token would hand out a later occupant's, D7).
-                joins = unpack_requests(loaded.field("rj"), joins=True)
-                fields += (("rj", pack_requests(_seat_freed(joins, seat), joins=True)),)
-            if await self._commit(table_id, loaded, transition, command, now, fields):
-                return Outcome(transition.state, seat, False, transition)
-            metrics.CAS_CONFLICTS.inc()
-            if expected_version:
-                raise ServiceError(
-                    grpc.StatusCode.ABORTED, "VERSION_CONFLICT", "the table moved on"
-                )
-        raise self._contention()
+                joins = _seat_freed(record.joins, acting)
+            changes = RecordChanges(seats=seats, joins=joins)
+            return Write(command, transition, Acted(after, acting), changes)
+
+        return await self._transact(table_id, decide, once=bool(expected_version))
 
     def _apply(self, state: TableState, command: Command, now: int) -> Transition:
         try:
@@ -496,121 +550,73 @@ class TableApp:
 
     async def _commit(
         self,
-        table_id: str,
-        loaded: LoadedTable | None,
-        transition: Transition,
-        command: Command,
+        record: TableRecord | None,
+        write: Write[Any],
         now: int,
-        set_fields: tuple[tuple[str, bytes | str | int], ...] = (),
-        code: str = "",
         create_request: tuple[str, str] | None = None,
     ) -> bool:
-        """Compare-and-set the transition over ``loaded`` (``None``: create); publish after.
+        """Compare-and-set ``write`` over ``record`` (``None``: create); publish after.
 
         Returns False when another writer changed the table first (nothing written).
         """
-        state = transition.state
-        deadline_kind = (
-            events_pb2.DEADLINE_KIND_TURN
-            if state.phase is Phase.PLAYING
-            else events_pb2.DEADLINE_KIND_BREAK
-            if state.phase is Phase.ROUND_OVER
-            else events_pb2.DEADLINE_KIND_UNSPECIFIED
-        )
-        state_bytes = encode_state(state)
-        digests = {name: value for name, value in set_fields if name[:1] == "h"}
-
-        def digest_of(seat: int) -> bytes | None:
-            value = digests.get(f"h{seat}")
-            if value is None and loaded is not None:
-                value = loaded.field(f"h{seat}")
-            return value if isinstance(value, bytes) else None
-
-        event = events_pb2.TableEvent(
-            table_id=table_id,
-            version=state.version,
-            state=published_state(state),
-            seat_holders=seat_holders(state, digest_of),
-            committed_at_ms=now,
-            deadline_kind=deadline_kind,
-            deadline_ms=state.deadline_ms,
-            turn_number=state.turn_number,
-        )
+        state = write.transition.state
+        event = table_event(state, lambda seat: digest_of(record, write.changes, seat), now)
         ttl = (
             self.policy.lobby_ttl_ms
             if state.phase is Phase.WAITING
             else self.policy.finished_ttl_ms
         )
+        previous_ms = record.last_time_ms if record is not None else 0
         pending = await self.store.commit(
             Commit(
-                table_id=table_id,
-                expected_version=loaded.version if loaded is not None else 0,
-                state=state_bytes,
-                version=state.version,
-                log_entry=encode_entry(
-                    command, now, int(loaded.field("lt") or 0) if loaded is not None else 0
-                ),
-                event=event.SerializeToString(),
-                deadline_ms=state.deadline_ms,
-                ttl_ms=ttl,
+                before=record,
+                state=state,
                 now_ms=now,
-                set_fields=(
-                    *set_fields,
-                    ("tn", state.turn_number),
-                    ("dk", int(deadline_kind)),
-                    ("lt", now),
-                ),
-                code=code or (loaded.code if loaded is not None else ""),
+                log_entry=encode_entry(write.command, now, previous_ms),
+                event=event.SerializeToString(),
+                ttl_ms=ttl,
+                changes=write.changes,
                 create_request=create_request,
-                phase=state.phase.name.lower(),
             )
         )
         if pending is None:
             return False
         if self.on_applied is not None:
-            self.on_applied(command, transition)
+            self.on_applied(write.command, write.transition)
         if self.publisher is not None:
             try:
-                await self.publisher.publish(table_id, pending, clear_in_background=True)
+                await self.publisher.publish(state.table_id, pending, clear_in_background=True)
             except Exception:  # the relay re-publishes what is left in the outbox
                 metrics.PUBLISH_FAILURES.inc()
-                log.exception("table.publish_failed", table_id=table_id, version=state.version)
+                log.exception(
+                    "table.publish_failed", table_id=state.table_id, version=state.version
+                )
         return True
 
     # -- helpers ---------------------------------------------------------------------------
 
-    async def _load(self, table_id: str) -> LoadedTable:
-        loaded = await self.store.load(table_id)
-        if loaded is None:
+    async def _load(self, table_id: str) -> TableRecord:
+        record = await self.store.load(table_id)
+        if record is None:
             raise _not_found()
-        return loaded
+        return record
 
-    def _seat_of(self, loaded: LoadedTable, token: str, *, allow_left_seat: bool) -> int:
+    def _seat_of(self, record: TableRecord, token: str, allow_left_seat: bool) -> int:
         digest = credentials.token_digest(token)
-        for seat in range(4):
-            stored = loaded.field(f"h{seat}")
-            if stored is not None and credentials.same_hash(stored, digest):
-                if not allow_left_seat and not is_held(loaded.state, seat):
+        for seat, kept in enumerate(record.seats):
+            if kept.digest is not None and credentials.same_hash(kept.digest, digest):
+                if not allow_left_seat and not is_held(record.state, seat):
                     break  # a freed seat's token works nowhere (the host's of a closed table)
                 return seat
         raise _token_invalid()
-
-    @staticmethod
-    def _same_payload(record: RequestRecord, fingerprint: bytes) -> None:
-        if record.fingerprint != fingerprint:
-            raise ServiceError(
-                grpc.StatusCode.ALREADY_EXISTS,
-                "REQUEST_ID_REUSED",
-                "this request_id was used for another request",
-            )
 
     async def _state_at(self, table_id: str, version: int) -> TableState:
         """The table as it was at ``version``: its log replayed that far."""
         entries = decode_log(await self.store.read_log(table_id))
         return replay(entries[:version])
 
-    def _token(self, state: TableState, seat: int, nonce: str) -> str:
-        return credentials.seat_token(self.policy.token_secret, state.table_id, seat, nonce)
+    def _token(self, table_id: str, seat: int, nonce: str) -> str:
+        return credentials.seat_token(self.policy.token_secret, table_id, seat, nonce)
 
     def _join_response(
         self, state: TableState, seat: int, token: str
@@ -627,19 +633,14 @@ class TableApp:
     ) -> gateway_pb2.CreateTableResponse:
         table_id, first_fingerprint = earlier
         if first_fingerprint != fingerprint:
-            raise ServiceError(
-                grpc.StatusCode.ALREADY_EXISTS,
-                "REQUEST_ID_REUSED",
-                "this request_id was used for another request",
-            )
-        loaded = await self._load(table_id)
+            raise _request_id_reused()
+        record = await self._load(table_id)
         state = await self._state_at(table_id, 1)
-        nonce = (loaded.field("n0") or b"").decode()
         return gateway_pb2.CreateTableResponse(
             table_id=table_id,
-            invitation_code=loaded.code,
+            invitation_code=record.code,
             seat=0,
-            seat_token=credentials.seat_token(self.policy.token_secret, table_id, 0, nonce),
+            seat_token=self._token(table_id, 0, record.seats[0].nonce),
             view=table_view(state, 0, self.now_ms()),
         )
 
@@ -660,6 +661,4 @@ class TableApp:
 
     @staticmethod
     def _contention() -> ServiceError:
-        return ServiceError(
-            grpc.StatusCode.ABORTED, "VERSION_CONFLICT", "too many concurrent changes; retry"
-        )
+        return _version_conflict("too many concurrent changes; retry")

@@ -1,8 +1,9 @@
 """The table's command log in Redis: a compact binary append-only record of accepted commands.
 
-Every accepted command that changed the table is appended (Redis ``APPEND``, in the same
-atomic step as the state) as one entry; the engine's ``replay`` over the decoded entries
-rebuilds the table bit for bit (a test and the chaos suite check it). Entry layout:
+Every accepted command that changed the table is appended as one entry to the log chunks of
+the table's hash (64-byte fields, filled in order, in the same atomic step as the state);
+the engine's ``replay`` over the decoded entries rebuilds the table bit for bit (a test and
+the chaos suite check it). Entry layout:
 
 ``tag`` (1 byte: kind << 4 | seat), ``dt`` (unsigned LEB128 varint: ms since the previous
 entry, absolute ms for the first), then the payload of the kind:
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from services.table.rules import (
+from services.rules import (
     Command,
     Create,
     Expire,
@@ -40,7 +41,7 @@ from services.table.rules import (
     Start,
     Timing,
 )
-from services.table.rules.binary import DecodeError, Reader, text, varint
+from services.rules.binary import DecodeError, Reader, text, varint
 
 
 class LogFormatError(DecodeError):

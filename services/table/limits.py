@@ -29,9 +29,9 @@ from typing import Any, Final
 
 from redis.asyncio import Redis
 
-from services.table.store import PHASES, PREFIX, phase_key
+from services.common.schema import PHASES, lobbies_key, phase_key
 
-__all__ = ["Budget", "Limiter", "Spent", "limit_key", "lobbies_key", "table_limit_key"]
+__all__ = ["Budget", "Limiter", "Spent"]
 
 # Check every budget, then count in all of them. KEYS: one counter per budget; ARGV: per
 # budget its limit and window (ms). Returns {0} when counted, {i, ms left} when budget i
@@ -81,21 +81,6 @@ return {1}
 LOBBY_FIRST: Final = ("waiting", *(phase for phase in PHASES if phase != "waiting"))
 #: A reservation is kept this long even while its table is not (yet) in the lobby index.
 RESERVATION_GRACE_MS: Final = 10_000
-
-
-def limit_key(name: str, subject: str = "") -> str:
-    """The counter of a budget that is not a table's (``subject``: e.g. a client address)."""
-    return f"{PREFIX}:limit:{name}:{subject}" if subject else f"{PREFIX}:limit:{name}"
-
-
-def table_limit_key(table_id: str, name: str) -> str:
-    """The counter of one of a table's budgets (in the table's hash slot)."""
-    return f"{PREFIX}:{{{table_id}}}:limit:{name}"
-
-
-def lobbies_key(address: str) -> str:
-    """The open lobbies created from a client address."""
-    return f"{PREFIX}:lobbies:{address}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
-from services.table.rules import AutoCause, Command, Outcome, Transition
-from services.table.rules.events import GameEnded, Passed, RoundEnded, TileLaid
+from services.common.service_errors import TABLE_LIMITS
+from services.rules import AutoCause, Command, Outcome, Transition
+from services.rules.events import GameEnded, Passed, RoundEnded, TileLaid
 
 COMMANDS_APPLIED = Counter(
     "dominos_table_commands_applied_total",
@@ -51,16 +52,7 @@ RATE_LIMITED = Counter(
     ["limit"],
 )
 #: Every limit's series exists from the start (a first burst shows in rate()).
-LIMITS = (
-    "creates_per_address",
-    "creates_per_second",
-    "lobbies_per_address",
-    "join_failures_per_connection",
-    "join_failures_per_address",
-    "lobby_changes",
-    "connections_per_seat",
-)
-for _limit in LIMITS:
+for _limit in TABLE_LIMITS:
     RATE_LIMITED.labels(_limit)
 TABLES = Gauge(
     "dominos_tables",

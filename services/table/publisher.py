@@ -11,7 +11,6 @@ the relay (every replica runs one) re-publishes outboxes older than a grace dela
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,14 +18,10 @@ from typing import Any, Final
 
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 
+from services.common.bus import message_id, table_subject
 from services.common.logging import get_logger
 from services.table.store import TableStore
-
-STREAM: Final = "DOMINOS_TABLES"
-SUBJECT_PREFIX: Final = "dominos.v1.table."
-TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
 
 log = get_logger(__name__)
 
@@ -36,35 +31,6 @@ log = get_logger(__name__)
 CLEAR_DELAY_S: Final = 0.005
 #: Tables whose last acknowledged version a publisher remembers (most recent first).
 ACKED_REMEMBERED: Final = 65_536
-
-
-def table_subject(table_id: str) -> str:
-    """The NATS subject of a table's events."""
-    return SUBJECT_PREFIX + table_id
-
-
-def message_id(table_id: str, version: int) -> str:
-    """The JetStream de-duplication id of a table version."""
-    return f"{table_id}:{version}"
-
-
-async def ensure_stream(js: JetStreamContext, replicas: int = 1) -> None:
-    """Create or update the table-events stream (idempotent; every replica calls it)."""
-    config = StreamConfig(
-        num_replicas=replicas,
-        name=STREAM,
-        subjects=[SUBJECT_PREFIX + ">"],
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=3600.0,
-        max_msgs_per_subject=512,
-        discard=DiscardPolicy.OLD,
-        duplicate_window=120.0,
-    )
-    try:
-        await js.add_stream(config)
-    except Exception:  # already exists with another config: converge
-        await js.update_stream(config)
 
 
 class EventPublisher:
@@ -186,12 +152,3 @@ class EventPublisher:
             except Exception:
                 log.exception("outbox.relay_failed")
             await asyncio.sleep(interval_s)
-
-
-async def stop_task(task: asyncio.Task[Any] | None) -> None:
-    """Cancel a background task and wait for it."""
-    if task is None:
-        return
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task

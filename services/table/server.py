@@ -17,15 +17,18 @@ from dominos.v1 import table_pb2, table_pb2_grpc
 from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
+from services.common.bus import ensure_table_stream
 from services.common.caller_auth import CallerAuthInterceptor, parse_credentials
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
+from services.common.presence import PresenceLeases
 from services.common.settings import Settings
+from services.common.tasks import stop_task
+from services.rules import Timing
 from services.table import metrics
 from services.table.application import Limits, Policy, TableApp
-from services.table.publisher import EventPublisher, ensure_stream, stop_task
-from services.table.rules import Timing
+from services.table.publisher import EventPublisher
 from services.table.servicer import TableServicer
 from services.table.store import TableStore
 from services.table.timer_consumer import TimerConsumer
@@ -104,7 +107,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     redis = connect_redis(settings)
     nc = await connect_nats(settings, f"{settings.service_name}-table")
     js = nc.jetstream()
-    await ensure_stream(js, settings.nats_stream_replicas)
+    await ensure_table_stream(js, settings.nats_stream_replicas)
     store = TableStore(redis)
     publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
     app = TableApp(store, publisher, policy_from(settings), on_applied=metrics.record_applied)
@@ -118,6 +121,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     )
     consumer = TimerConsumer(
         app,
+        PresenceLeases(redis),
         nc,
         stream_replicas=settings.nats_stream_replicas,
         on_expired=lambda _, acted: metrics.TIMERS_HANDLED.labels(

@@ -20,18 +20,19 @@ from contextlib import AbstractContextManager
 from typing import Any, Final
 
 import grpc
-from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
+from dominos.v1 import table_pb2, table_pb2_grpc
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.common import requests
 from services.common.caller_auth import GATEWAY, current_caller
 from services.common.connections import DEPENDENCY_ERRORS
 from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, bound_context, get_logger
 from services.common.peers import client_address
-from services.table import metrics, requests
+from services.common.service_errors import Reason, ServiceError, abort, invalid
+from services.table import metrics
 from services.table.application import TableApp
-from services.table.service_errors import ServiceError, abort, invalid
 from services.table.store import Client
 
 log = get_logger(__name__)
@@ -113,27 +114,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def _execute(
         self, request: table_pb2.ExecuteRequest, kind: str | None, inner: Any, context: Any
     ) -> table_pb2.ExecuteResponse:
-        if kind == "create_table":
-            client = self._client(request, context)
-            return table_pb2.ExecuteResponse(
-                create_table=await self.app.create_table(inner, client)
-            )
-        if kind == "join_table":
-            client = self._client(request, context)
-            return table_pb2.ExecuteResponse(join_table=await self.app.join_table(inner, client))
         if kind is None:
-            raise invalid("COMMAND_MISSING", "an ExecuteRequest carries one command")
-        _, result = await self.app.seated_command(inner, request.seat_token)
-        if kind == "leave_table":
-            assert isinstance(result, gateway_pb2.LeaveTableResponse)
-            return table_pb2.ExecuteResponse(leave_table=result)
-        responses: dict[str, Any] = {
-            "set_target": gateway_pb2.SetTargetResponse,
-            "start_game": gateway_pb2.StartGameResponse,
-            "play_tile": gateway_pb2.PlayTileResponse,
-            "pass": gateway_pb2.PassResponse,
-        }
-        return table_pb2.ExecuteResponse(**{kind: responses[kind](view=result)})
+            raise invalid(Reason.COMMAND_MISSING, "an ExecuteRequest carries one command")
+        client = self._client(request, context)
+        result = await self.app.execute(inner, request.seat_token, client)
+        return table_pb2.ExecuteResponse(**{kind: result})
 
     def _client(self, request: table_pb2.ExecuteRequest, context: Any) -> Client:
         """Who the budgets count a create or a join by. Only a gateway speaks for a client
@@ -192,5 +177,5 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
 def _unavailable() -> ServiceError:
     return ServiceError(
-        grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE", "a dependency is unavailable; retry"
+        grpc.StatusCode.UNAVAILABLE, Reason.UNAVAILABLE, "a dependency is unavailable; retry"
     )

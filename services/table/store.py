@@ -1,65 +1,52 @@
-# ruff: noqa: E501  (the key table in the docstring has long rows)
 """Tables in Redis: one atomic compare-and-set per accepted command.
 
-Keys (every key of a table carries the hash tag ``{<table_id>}``):
-
-| key | type | holds |
-|---|---|---|
-| ``dominos:{T}:table`` | hash | the whole table: ``v`` version, ``s0``.. the state (engine codec) and ``l0``.. the command log (``command_log``), each cut in 64-byte chunks (``sn``/``ln`` chunks); ``tn`` turn number, ``dk`` deadline kind, ``lt`` time of the last command, ``code``, per seat ``n<s>`` token nonce, ``h<s>`` SHA-256 of the token and ``r<s>`` its last request ids, ``rj`` the last join request ids |
-| ``dominos:{T}:outbox`` | sorted set | events committed but not yet acknowledged by NATS, scored by version |
-| ``dominos:deadlines`` | sorted set | table id scored by the running clock's deadline (ms), for the timer service |
-| ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled, for the relay |
-| ``dominos:code:<CODE>`` | string | the table id of an invitation code |
-| ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) |
-| ``dominos:joinfail:<address>`` | string | failed join attempts of a client address in the current minute (D6) |
-| ``dominos:joinfail:c:<connection>`` | string | failed join attempts of one client connection in the current minute |
-| ``dominos:phase:<phase>`` | sorted set | live tables in each phase, scored by expiry (the ``dominos_tables`` gauge) |
-
-Every value of the table hash is at most 64 bytes, so Redis keeps the hash in its compact
-listpack encoding (``hash-max-listpack-value`` 64, the default): a live table costs about
-1.3 KB in all. ``commit`` runs one Lua script that checks the version, writes the state,
-appends to the log, adds the event to the outbox, updates the deadline index and refreshes
-every expiry (D5): all or nothing. The global keys (deadlines, pending, codes) live outside
-the table's hash slot, so this layout needs a single Redis primary (with replicas or
-Sentinel), not Redis Cluster.
+The keys and the record are :mod:`services.common.schema`'s. :meth:`TableStore.commit` runs
+one Lua script that checks the version, writes the state, appends to the log, adds the event
+to the outbox, updates the deadline and phase indexes and refreshes every expiry (D5): all or
+nothing. The global indexes (deadlines, pending, phases) and the invitation codes live
+outside the table's hash slot, so this layout needs a single Redis primary (with replicas or
+Sentinel).
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from redis.asyncio import Redis
 
-from services.table.rules import TableState, decode_state
+from services.common.published import deadline_kind
+from services.common.schema import (
+    DEADLINES_KEY,
+    LOAD_FIELDS,
+    PENDING_KEY,
+    PHASES,
+    Field,
+    RecordChanges,
+    TableRecord,
+    clock_fields,
+    code_key,
+    connection_failures_key,
+    create_key,
+    join_failures_key,
+    lua,
+    outbox_key,
+    phase_key,
+    table_key,
+)
+from services.rules import TableState, encode_state
 
-PREFIX: Final = "dominos"
-DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
-PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
 CREATE_TTL_MS: Final = 10 * 60 * 1000
-#: Table phases as the phase indexes name them.
-PHASES: Final = ("waiting", "playing", "round_over", "finished", "closed")
-#: Request ids remembered per seat, and for joins per table (3 keeps each field under the
-#: 64 bytes of Redis's compact hash encoding). Clients retry their last command, not older.
-SEAT_REQUESTS_KEPT: Final = 3
-JOIN_REQUESTS_KEPT: Final = 3
 
-#: The state is cut in chunks of 64 bytes; this many are read with the table (768 bytes).
-MAX_STATE_CHUNKS: Final = 12
-_LOAD_FIELDS: Final = (
-    "v", "sn", "tn", "dk", "lt", "code", "rj",
-    *(f"{k}{s}" for s in range(4) for k in ("n", "h", "r")),
-    *(f"s{i}" for i in range(MAX_STATE_CHUNKS)),
-)  # fmt: skip
-
-_REQUEST: Final = struct.Struct(">8s8sI")  # request-id hash, fingerprint, version
-_JOIN_REQUEST: Final = struct.Struct(">8s8sIB")  # ... and the seat taken
-
-_COMMIT = """
+# KEYS: 1 the table, 2 its outbox, 3 deadlines, 4 pending, 5 the code key or '', 6 the create
+# key or '', 7.. one phase index per phase. ARGV: 1 expected version (0: must not exist),
+# 2 new version, 3 state, 4 log entry, 5 event, 6 deadline ms (0: no clock), 7 lifetime ms,
+# 8 table id, 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 the phase (index in
+# KEYS from 7, 1-based), 13.. bookkeeping fields as name, value pairs.
+_COMMIT = lua("""
 local T = KEYS[1]
-local cur = redis.call('HGET', T, 'v')
+local cur = redis.call('HGET', T, '$VERSION')
 if ARGV[1] == '0' then
   if cur then return {0, tonumber(cur)} end
 elseif cur ~= ARGV[1] then
@@ -67,58 +54,53 @@ elseif cur ~= ARGV[1] then
 end
 local CH = 64
 local state, entry = ARGV[3], ARGV[4]
-local old_sn = tonumber(redis.call('HGET', T, 'sn') or '0')
+local old_sn = tonumber(redis.call('HGET', T, '$STATE_CHUNKS') or '0')
 local sn = 0
 for i = 1, #state, CH do
-  redis.call('HSET', T, 's' .. sn, string.sub(state, i, i + CH - 1))
+  redis.call('HSET', T, '$STATE' .. sn, string.sub(state, i, i + CH - 1))
   sn = sn + 1
 end
-for i = sn, old_sn - 1 do redis.call('HDEL', T, 's' .. i) end
-local ln = tonumber(redis.call('HGET', T, 'ln') or '0')
+for i = sn, old_sn - 1 do redis.call('HDEL', T, '$STATE' .. i) end
+local ln = tonumber(redis.call('HGET', T, '$LOG_CHUNKS') or '0')
 local pos = 1
 if ln > 0 then
-  local last = redis.call('HGET', T, 'l' .. (ln - 1))
+  local last = redis.call('HGET', T, '$LOG' .. (ln - 1))
   local room = CH - #last
   if room > 0 then
-    redis.call('HSET', T, 'l' .. (ln - 1), last .. string.sub(entry, 1, room))
+    redis.call('HSET', T, '$LOG' .. (ln - 1), last .. string.sub(entry, 1, room))
     pos = room + 1
   end
 end
 while pos <= #entry do
-  redis.call('HSET', T, 'l' .. ln, string.sub(entry, pos, pos + CH - 1))
+  redis.call('HSET', T, '$LOG' .. ln, string.sub(entry, pos, pos + CH - 1))
   ln = ln + 1
   pos = pos + CH
 end
-local fields = {'v', ARGV[2], 'sn', sn, 'ln', ln}
-local n = tonumber(ARGV[10])
-for i = 1, 2 * n do fields[#fields + 1] = ARGV[10 + i] end
+local fields = {'$VERSION', ARGV[2], '$STATE_CHUNKS', sn, '$LOG_CHUNKS', ln}
+for i = 13, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', T, unpack(fields))
-local d = tonumber(ARGV[11 + 2 * n])
-for i = 1, d do redis.call('HDEL', T, ARGV[11 + 2 * n + i]) end
+local id, now, ttl = ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
-redis.call('ZADD', KEYS[4], 'NX', ARGV[9], ARGV[8])
+redis.call('ZADD', KEYS[4], 'NX', now, id)
 if ARGV[6] == '0' then
-  redis.call('ZREM', KEYS[3], ARGV[8])
+  redis.call('ZREM', KEYS[3], id)
 else
-  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
+  redis.call('ZADD', KEYS[3], ARGV[6], id)
 end
-local ttl = tonumber(ARGV[7])
 redis.call('PEXPIRE', T, ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
-if KEYS[5] ~= '' then redis.call('SET', KEYS[5], ARGV[8], 'PX', ttl) end
-if KEYS[6] ~= '' then
-  local made = ARGV[8] .. '|' .. ARGV[12 + 2 * n + d]
-  redis.call('SET', KEYS[6], made, 'PX', ARGV[13 + 2 * n + d])
-end
+if KEYS[5] ~= '' then redis.call('SET', KEYS[5], id, 'PX', ttl) end
+if KEYS[6] ~= '' then redis.call('SET', KEYS[6], id .. '|' .. ARGV[10], 'PX', ARGV[11]) end
+local phase = 6 + tonumber(ARGV[12])
 for i = 7, #KEYS do
-  if KEYS[i] == KEYS[6 + tonumber(ARGV[14 + 2 * n + d])] then
-    redis.call('ZADD', KEYS[i], tonumber(ARGV[9]) + ttl, ARGV[8])
+  if i == phase then
+    redis.call('ZADD', KEYS[i], now + ttl, id)
   else
-    redis.call('ZREM', KEYS[i], ARGV[8])
+    redis.call('ZREM', KEYS[i], id)
   end
 end
 return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
-"""
+""")
 
 # Clear published events from the outboxes of several tables in one step. KEYS: the pending
 # index, then one outbox per table; ARGV: per table, the last published version and its id.
@@ -168,97 +150,20 @@ class JoinLookup(NamedTuple):
     retry_after_ms: int = 0  # when limited: ms until the window ends
 
 
-def table_key(table_id: str) -> str:
-    """The hash of a table."""
-    return f"{PREFIX}:{{{table_id}}}:table"
-
-
-def outbox_key(table_id: str) -> str:
-    """The outbox of a table."""
-    return f"{PREFIX}:{{{table_id}}}:outbox"
-
-
-def phase_key(phase: str) -> str:
-    """The index of the live tables in a phase (member table id, score its expiry)."""
-    return f"{PREFIX}:phase:{phase}"
-
-
-def code_key(code: str) -> str:
-    """The table id of an invitation code."""
-    return f"{PREFIX}:code:{code}"
-
-
-def create_key(request_hash: str) -> str:
-    """The table created by a create request id."""
-    return f"{PREFIX}:create:{request_hash}"
-
-
-@dataclass(frozen=True, slots=True)
-class RequestRecord:
-    """A request id the table remembers: its hash, its payload's fingerprint, the version
-    it produced and (for joins) the seat it took."""
-
-    request_hash: bytes
-    fingerprint: bytes
-    version: int
-    seat: int = -1
-
-
-def pack_requests(records: list[RequestRecord], joins: bool = False) -> bytes:
-    """The stored form of a list of request records."""
-    if joins:
-        return b"".join(
-            _JOIN_REQUEST.pack(r.request_hash, r.fingerprint, r.version, r.seat) for r in records
-        )
-    return b"".join(_REQUEST.pack(r.request_hash, r.fingerprint, r.version) for r in records)
-
-
-def unpack_requests(data: bytes | None, joins: bool = False) -> list[RequestRecord]:
-    """The request records of a stored field (oldest first)."""
-    if not data:
-        return []
-    if joins:
-        return [RequestRecord(*fields) for fields in _JOIN_REQUEST.iter_unpack(data)]
-    return [RequestRecord(*fields) for fields in _REQUEST.iter_unpack(data)]
-
-
-@dataclass(frozen=True, slots=True)
-class LoadedTable:
-    """A table as read from Redis: its state and the service's bookkeeping fields."""
-
-    table_id: str
-    version: int
-    state: TableState
-    fields: dict[bytes, bytes]
-
-    def field(self, name: str) -> bytes | None:
-        """A raw bookkeeping field (``None`` when absent)."""
-        return self.fields.get(name.encode())
-
-    @property
-    def code(self) -> str:
-        """The table's invitation code."""
-        return (self.field("code") or b"").decode()
-
-
 @dataclass(frozen=True, slots=True)
 class Commit:
-    """Everything one accepted command writes, atomically."""
+    """Everything one accepted command writes, atomically: the state after it over the record
+    it was applied to (``None``: the table is created), its log entry and bus event, the
+    table's lifetime from now, and its bookkeeping changes."""
 
-    table_id: str
-    expected_version: int  # 0: the table must not exist yet
-    state: bytes
-    version: int
+    before: TableRecord | None
+    state: TableState
+    now_ms: int
     log_entry: bytes
     event: bytes
-    deadline_ms: int
     ttl_ms: int
-    now_ms: int
-    set_fields: tuple[tuple[str, bytes | str | int], ...] = ()
-    delete_fields: tuple[str, ...] = ()
-    code: str = ""
+    changes: RecordChanges = field(default_factory=RecordChanges)
     create_request: tuple[str, str] | None = None  # (request hash, fingerprint)
-    phase: str = "waiting"
 
 
 class TableStore:
@@ -270,18 +175,9 @@ class TableStore:
         self._published = redis.register_script(_PUBLISHED)
         self._join_lookup = redis.register_script(_JOIN_LOOKUP)
 
-    async def load(self, table_id: str) -> LoadedTable | None:
+    async def load(self, table_id: str) -> TableRecord | None:
         """The table, or ``None`` when it does not exist (never created, or expired)."""
-        values = await self.redis.hmget(table_key(table_id), _LOAD_FIELDS)
-        raw = {
-            name.encode(): value
-            for name, value in zip(_LOAD_FIELDS, values, strict=True)
-            if value is not None
-        }
-        if b"v" not in raw:
-            return None
-        state = b"".join(raw.get(f"s{i}".encode(), b"") for i in range(int(raw[b"sn"])))
-        return LoadedTable(table_id, int(raw[b"v"]), decode_state(state), raw)
+        return TableRecord.read(table_id, await self.redis.hmget(table_key(table_id), LOAD_FIELDS))
 
     async def table_exists(self, table_id: str) -> bool:
         """Whether the table exists (not expired)."""
@@ -300,38 +196,41 @@ class TableStore:
         return table_id, fingerprint
 
     async def commit(self, commit: Commit) -> list[bytes] | None:
-        """Write ``commit`` if the table is still at ``expected_version``.
+        """Write ``commit`` if the table is still at the version it was read at.
 
         Returns the outbox after the write (every unpublished event, in version order), or
         ``None`` when the version moved on (nothing was written).
         """
+        state, before, changes = commit.state, commit.before, commit.changes
+        code = changes.code or (before.code if before is not None else "")
         keys = [
-            table_key(commit.table_id),
-            outbox_key(commit.table_id),
+            table_key(state.table_id),
+            outbox_key(state.table_id),
             DEADLINES_KEY,
             PENDING_KEY,
-            code_key(commit.code) if commit.code else "",
+            code_key(code) if code else "",
             create_key(commit.create_request[0]) if commit.create_request else "",
             *(phase_key(p) for p in PHASES),
         ]
         args: list[Any] = [
-            commit.expected_version,
-            commit.version,
-            commit.state,
+            before.version if before is not None else 0,
+            state.version,
+            encode_state(state),
             commit.log_entry,
             commit.event,
-            commit.deadline_ms,
+            state.deadline_ms,
             commit.ttl_ms,
-            commit.table_id,
+            state.table_id,
             commit.now_ms,
-            len(commit.set_fields),
+            commit.create_request[1] if commit.create_request else "",
+            CREATE_TTL_MS,
+            PHASES.index(state.phase.name.lower()) + 1,
         ]
-        for name, value in commit.set_fields:
+        for name, value in (
+            *changes.fields(),
+            *clock_fields(state.turn_number, deadline_kind(state), commit.now_ms),
+        ):
             args += [name, value]
-        args.append(len(commit.delete_fields))
-        args += list(commit.delete_fields)
-        args += [commit.create_request[1] if commit.create_request else "", CREATE_TTL_MS]
-        args.append(PHASES.index(commit.phase) + 1)
         result = await self._commit(keys=keys, args=args)
         if int(result[0]) != 1:
             return None
@@ -363,10 +262,10 @@ class TableStore:
     async def read_log(self, table_id: str) -> bytes:
         """The table's command log."""
         key = table_key(table_id)
-        chunks = int(await self.redis.hget(key, "ln") or 0)
+        chunks = int(await self.redis.hget(key, Field.LOG_CHUNKS) or 0)
         if not chunks:
             return b""
-        return b"".join(await self.redis.hmget(key, [f"l{i}" for i in range(chunks)]))
+        return b"".join(await self.redis.hmget(key, [Field.log_chunk(i) for i in range(chunks)]))
 
     async def join_lookup(
         self,
@@ -381,8 +280,8 @@ class TableStore:
         answer = await self._join_lookup(
             keys=[
                 code_key(code),
-                f"{PREFIX}:joinfail:c:{client.connection}",
-                f"{PREFIX}:joinfail:{client.address}",
+                connection_failures_key(client.connection),
+                join_failures_key(client.address),
             ],
             args=[*budgets, window_ms],
         )

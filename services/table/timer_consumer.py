@@ -18,13 +18,11 @@ from typing import Any, Final
 from dominos.v1 import events_pb2
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from services.common.bus import TIMER_CONSUMER, TIMER_STREAM, TIMER_SUBJECT, ensure_timer_stream
 from services.common.logging import get_logger
+from services.common.presence import PresenceLeases
 from services.table.application import TableApp
-from services.table.publisher import TIMER_SUBJECT
-from services.timer.claims import lease_held
-from services.timer.service import TIMER_STREAM, ensure_timer_stream
 
-CONSUMER: Final = "dominos-table"
 MAX_CONCURRENT: Final = 64
 
 log = get_logger(__name__)
@@ -36,12 +34,14 @@ class TimerConsumer:
     def __init__(
         self,
         app: TableApp,
+        leases: PresenceLeases,
         nc: Any,
         *,
         on_expired: Callable[[events_pb2.TimerExpired, bool], Any] | None = None,
         stream_replicas: int = 1,
     ) -> None:
         self.app = app
+        self.leases = leases
         self.nc = nc
         self.on_expired = on_expired
         self.stream_replicas = stream_replicas
@@ -55,8 +55,8 @@ class TimerConsumer:
         await ensure_timer_stream(js, self.stream_replicas)
         self._subscription = await js.subscribe(
             TIMER_SUBJECT,
-            queue=CONSUMER,
-            durable=CONSUMER,
+            queue=TIMER_CONSUMER,
+            durable=TIMER_CONSUMER,
             stream=TIMER_STREAM,
             cb=self._on_message,
             manual_ack=True,
@@ -99,7 +99,7 @@ class TimerConsumer:
     async def handle(self, expired: events_pb2.TimerExpired) -> bool:
         """Act on one expiry; returns whether it changed the table."""
         if expired.deadline_kind == events_pb2.DEADLINE_KIND_PRESENCE_LEASE:
-            if await lease_held(self.app.store.redis, expired.table_id, expired.seat):
+            if await self.leases.held(expired.table_id, expired.seat):
                 return False
             return await self.app.presence_expired(expired.table_id, expired.seat) is not None
         state = await self.app.expire(expired.table_id, expired.turn_number)

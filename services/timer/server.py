@@ -9,6 +9,7 @@ from typing import Any
 from services.common.connections import connect_nats, connect_redis
 from services.common.grpc_server import ServiceRuntime
 from services.common.logging import get_logger
+from services.common.presence import PresenceLeases
 from services.common.settings import Settings
 from services.timer.claims import TimerStore
 from services.timer.service import TimerService
@@ -34,6 +35,7 @@ async def create_server(settings: Settings) -> tuple[TimerServer, int]:
     nc: Any = await connect_nats(settings, f"{settings.service_name}-timer")
     service = TimerService(
         TimerStore(redis),
+        PresenceLeases(redis),
         nc,
         retry_ms=settings.timer_retry_ms,
         sweep_ms=settings.timer_sweep_ms,

@@ -22,15 +22,14 @@ from typing import Any, Final
 
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
-from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 
+from services.common.bus import TABLE_SUBJECTS, TIMER_SUBJECT, ensure_timer_stream
 from services.common.logging import get_logger
-from services.table.publisher import SUBJECT_PREFIX, TIMER_SUBJECT
+from services.common.presence import PresenceLeases
 from services.timer import metrics
 from services.timer.claims import TimerStore
 from services.timer.schedule import Deadline, Schedule
 
-TIMER_STREAM: Final = "DOMINOS_TIMERS"
 #: Rows of the deadline index read per sweep page.
 SWEEP_PAGE: Final = 2000
 #: Re-firings back off: retry, 2x, 4x, then every 8x the retry interval.
@@ -42,29 +41,13 @@ _KINDS = {1: "turn", 2: "break", 3: "presence"}
 log = get_logger(__name__)
 
 
-async def ensure_timer_stream(js: JetStreamContext, replicas: int = 1) -> None:
-    """Create or update the timer work-queue stream (idempotent)."""
-    config = StreamConfig(
-        num_replicas=replicas,
-        name=TIMER_STREAM,
-        subjects=[TIMER_SUBJECT],
-        retention=RetentionPolicy.WORK_QUEUE,
-        storage=StorageType.FILE,
-        max_age=300.0,
-        duplicate_window=60.0,
-    )
-    try:
-        await js.add_stream(config)
-    except Exception:
-        await js.update_stream(config)
-
-
 class TimerService:
     """Schedules, claims and fires deadlines; see the module docstring."""
 
     def __init__(
         self,
         store: TimerStore,
+        leases: PresenceLeases,
         nc: Any,
         *,
         retry_ms: int,
@@ -73,6 +56,7 @@ class TimerService:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
+        self.leases = leases
         self.nc = nc
         self.js: JetStreamContext = nc.jetstream()
         self.retry_ms = retry_ms
@@ -94,7 +78,7 @@ class TimerService:
     async def start(self) -> None:
         """Subscribe to table events, sweep once, and start the timer and sweep loops."""
         await ensure_timer_stream(self.js, self.stream_replicas)
-        self._subscription = await self.nc.subscribe(SUBJECT_PREFIX + ">", cb=self._on_message)
+        self._subscription = await self.nc.subscribe(TABLE_SUBJECTS, cb=self._on_message)
         await self.sweep()
         self._tasks = [
             asyncio.create_task(self._timer_loop(), name="timer-loop"),
@@ -167,7 +151,7 @@ class TimerService:
             await asyncio.sleep(0)  # let due timers fire between pages
         if woke:
             self._wake.set()
-        for table_id, seat in await self.store.expired_presence(now):
+        for table_id, seat in await self.leases.claim_expired(now):
             await self._publish(
                 Deadline(table_id, now, 0, events_pb2.DEADLINE_KIND_PRESENCE_LEASE, seat)
             )

@@ -23,8 +23,8 @@ import grpc
 
 from services.client.api import DominosClient, SeatCredentials
 from services.client.stream import error_reason
-from services.table.credentials import CODE_ALPHABET, CODE_LENGTH
-from services.table.service_errors import limit_of
+from services.common.credentials import CODE_ALPHABET, CODE_LENGTH
+from services.common.service_errors import limit_of
 
 
 @dataclass

@@ -26,8 +26,8 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.table.projection import table_view
-from services.table.rules import (
+from services.common.projection import table_view
+from services.rules import (
     Create,
     Expire,
     Outcome,
@@ -42,8 +42,8 @@ from services.table.rules import (
     create,
     score_round,
 )
-from services.table.rules.events import Passed, RoundEnded, TileLaid
-from services.table.rules.tiles import points, tile_index, tiles_of
+from services.rules.events import Passed, RoundEnded, TileLaid
+from services.rules.tiles import points, tile_index, tiles_of
 
 from .players import ChaosPlayer
 from .tables import aread_fields, log_of, state_of, version_of

@@ -12,7 +12,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from services.table.rules import Phase
+from services.rules import Phase
 from tests.support.waiting import wait_for
 
 from .audit import GameAudit, audit_game, summary

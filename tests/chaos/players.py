@@ -24,8 +24,8 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2
 
 from services.client.api import DominosClient, SeatCredentials, request_id
-from services.table.rules import Command, Pass, Play, Start
-from services.table.rules.tiles import tile_index
+from services.rules import Command, Pass, Play, Start
+from services.rules.tiles import tile_index
 from tests.support.waiting import wait_for
 
 T = TypeVar("T")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.common.schema import table_key
+from services.rules import LogEntry, TableState, decode_state
 from services.table.command_log import decode_log
-from services.table.rules import LogEntry, TableState, decode_state
-from services.table.store import table_key
 
 Fields = dict[bytes, bytes]
 

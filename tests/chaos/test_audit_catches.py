@@ -15,12 +15,12 @@ from typing import Any
 from redis.asyncio import Redis
 
 from services.client.api import SeatCredentials
+from services.common.projection import table_view
+from services.common.schema import table_key
+from services.rules import Expire, Outcome, Pass, Phase, Play, encode_state
+from services.rules.tiles import HIGH, LOW, tiles_of
 from services.table.command_log import encode_log
-from services.table.projection import table_view
-from services.table.rules import Expire, Outcome, Pass, Phase, Play, encode_state
-from services.table.rules.tiles import HIGH, LOW, tiles_of
-from services.table.store import table_key
-from tests.unit.table.games import Game, drive, new_game
+from tests.support.games import Game, drive, new_game
 
 from .audit import _expected_result, audit_game
 from .players import Ack, ChaosPlayer

@@ -40,8 +40,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.common.grpc_server import MAX_RECEIVE_MESSAGE_BYTES
-from services.table.projection import table_view
-from services.table.rules import (
+from services.common.projection import table_view
+from services.common.schema import DEADLINES_KEY, code_key, outbox_key, table_key
+from services.common.service_errors import reason_of
+from services.rules import (
     Create,
     Expire,
     Join,
@@ -57,9 +59,7 @@ from services.table.rules import (
     replay,
     validate_name,
 )
-from services.table.rules.tiles import HIGH, LOW, tile_index, tiles_of
-from services.table.service_errors import reason_of
-from services.table.store import DEADLINES_KEY, code_key, outbox_key, table_key
+from services.rules.tiles import HIGH, LOW, tile_index, tiles_of
 from tests.support.waiting import wait_until
 
 from .cluster import ChaosCluster

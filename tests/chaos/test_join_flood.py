@@ -21,9 +21,9 @@ from dominos.v1 import gateway_pb2
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient, request_id
-from services.table.credentials import CODE_ALPHABET, CODE_LENGTH
-from services.table.service_errors import reason_of, retry_delay_of
-from services.table.store import PREFIX, table_key
+from services.common.credentials import CODE_ALPHABET, CODE_LENGTH
+from services.common.schema import PREFIX, table_key
+from services.common.service_errors import reason_of, retry_delay_of
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 

@@ -25,7 +25,7 @@ import grpc
 import pytest
 
 from services.client.api import DominosClient
-from services.table.service_errors import reason_of
+from services.common.service_errors import reason_of
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import RedisServer
 

@@ -26,7 +26,7 @@ from textual.widgets import Button, Select, Static
 from services.client import texts
 from services.client.bots import ScriptedSeat
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
-from services.table.service_errors import ServiceError
+from services.common.service_errors import Reason, ServiceError
 from tests.support.cluster import ProcessCluster
 from tests.support.waiting import wait_for
 
@@ -543,7 +543,7 @@ async def test_a_name_refused_as_looking_like_a_seated_one_is_explained() -> Non
     app = DominosApp(lang="fr", connect=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        taken = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NAME_TAKEN", "[/]")
+        taken = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, Reason.NAME_TAKEN, "[/]")
 
         async def refused() -> None:
             raise grpc.aio.AioRpcError(

@@ -7,9 +7,9 @@ import asyncio
 from dominos.v1 import game_pb2
 from redis.asyncio import Redis
 
+from services.rules import apply, create
+from services.rules.tiles import HIGH, LOW, tiles_of
 from services.table.command_log import decode_log
-from services.table.rules import apply, create
-from services.table.rules.tiles import HIGH, LOW, tiles_of
 from services.table.store import TableStore
 
 from .conftest import E2ECluster

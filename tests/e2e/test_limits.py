@@ -15,7 +15,7 @@ import pytest
 
 from services.client.api import DominosClient, SeatCredentials
 from services.client.stream import error_reason
-from services.table.service_errors import limit_of
+from services.common.service_errors import limit_of
 from tests.support.cluster import ProcessCluster
 from tests.support.waiting import wait_for
 

@@ -19,9 +19,9 @@ from redis.asyncio import Redis
 
 from services.client.api import DominosClient, SeatCredentials, request_id
 from services.client.stream import error_reason
+from services.rules import Play, replay
+from services.rules.tiles import tile_index
 from services.table.command_log import decode_log
-from services.table.rules import Play, replay
-from services.table.rules.tiles import tile_index
 from services.table.store import TableStore
 from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_for

@@ -18,12 +18,9 @@ JetStream is driven by request/reply: a stream or consumer call is a request pub
 ``$JS.API.<...>``, a JetStream publish is a request whose acknowledgement comes back on the
 client's reply inbox (``_INBOX.>``), a push consumer delivers on an ``_INBOX.`` subject and
 is acknowledged by publishing to ``$JS.ACK.<stream>.<consumer>.>``. The subjects below are
-the exact ones nats-py uses for the calls in ``services/table/publisher.py``,
-``services/table/timer_consumer.py`` and ``services/timer/service.py``; a call outside them
-fails with a permissions violation (``tests/integration/security/test_nats_permissions.py``).
-
-The subject and stream names are repeated here (``services.common`` imports no service);
-``tests/unit/common/test_cluster_auth_nats.py`` checks they match the services' constants.
+the exact ones nats-py uses for the calls on the topology of :mod:`services.common.bus`
+(the names come from there); a call outside them fails with a permissions violation
+(``tests/integration/security/test_nats_permissions.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from services.common.bus import (
+    TABLE_STREAM,
+    TABLE_SUBJECTS,
+    TIMER_CONSUMER,
+    TIMER_STREAM,
+    TIMER_SUBJECT,
+)
 from services.common.cluster_auth.secrets import ADMIN, IDENTITIES, ClusterSecrets
 
 __all__ = [
@@ -43,14 +47,6 @@ __all__ = [
     "TlsFiles",
     "nats_server_config",
 ]
-
-# The services' names (see the module docstring on why they are repeated here).
-TABLE_SUBJECTS: Final = "dominos.v1.table.>"
-TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
-TABLE_STREAM: Final = "DOMINOS_TABLES"
-TIMER_STREAM: Final = "DOMINOS_TIMERS"
-#: The table service's durable (and queue group) on the timer stream.
-TIMER_CONSUMER: Final = "dominos-table"
 
 #: Replies of the client's own requests: JetStream API answers, publish acknowledgements,
 #: and (table) the push consumer's deliveries. nats-py's inboxes all start with it. Anything

@@ -5,7 +5,7 @@ Every connection authenticates (user name = identity, password from
 and has no password, so an anonymous client can run nothing but ``AUTH``/``HELLO``
 (:data:`DEFAULT_USER_LINE` says why it keeps its rights nonetheless). Each service may use
 only the keys and commands its code uses (Redis 7 ACLs; the key table is in
-``services/table/store.py`` and ``services/timer/claims.py``):
+``services/common/schema.py``):
 
 - ``table`` owns the tables: their hashes, outboxes, the invitation codes, create requests,
   join-failure counters and phase indexes; it writes (never reads) the deadline index and
@@ -36,9 +36,9 @@ run ``HELLO``/``AUTH``), then health checks (``PING``) on connections idle for 1
 ``CLIENT SETINFO`` (Redis 7.0 has no ``client|setinfo`` to allow, 7.2+ would log a denial
 per connection).
 
-The key names are repeated here (``services.common`` imports no service);
-``tests/unit/common/test_cluster_auth_redis.py`` checks they match the services' key
-functions and that the services' Lua scripts call only granted commands,
+The key patterns are the schema's (:class:`~services.common.schema.Pattern`);
+``tests/unit/common/test_cluster_auth_redis.py`` checks that each matches its key and no
+other and that the services' Lua scripts call only granted commands,
 ``tests/deploy/test_redis_values.py`` that the Helm values (``deploy/helm/redis-values.yaml``)
 repeat these rules.
 """
@@ -52,6 +52,7 @@ from types import MappingProxyType
 from typing import Final
 
 from services.common.cluster_auth.secrets import ADMIN, IDENTITIES, ClusterSecrets
+from services.common.schema import Pattern
 
 __all__ = [
     "ADMIN_ACL",
@@ -64,36 +65,36 @@ __all__ = [
     "password_hash",
 ]
 
-# -- the keys (``services/table/store.py``, ``services/timer/claims.py``) ----------------
+# -- the keys (``services.common.schema``) -------------------------------------------------
 
 #: A table's hash: state, log, turn number, per seat its token nonce and hash.
-TABLE: Final = "dominos:{*}:table"
+TABLE: Final = Pattern.TABLE
 #: A table's events not yet acknowledged by NATS.
-OUTBOX: Final = "dominos:{*}:outbox"
+OUTBOX: Final = Pattern.OUTBOX
 #: Tables whose outbox filled (the relay's work list).
-PENDING: Final = "dominos:outbox:pending"
+PENDING: Final = Pattern.PENDING
 #: Every running clock's deadline (the timer service's index).
-DEADLINES: Final = "dominos:deadlines"
+DEADLINES: Final = Pattern.DEADLINES
 #: Invitation code -> table id.
-CODES: Final = "dominos:code:*"
+CODES: Final = Pattern.CODES
 #: Create request id -> the table it made.
-CREATES: Final = "dominos:create:*"
+CREATES: Final = Pattern.CREATES
 #: Failed join attempts per peer and minute.
-JOIN_FAILURES: Final = "dominos:joinfail:*"
+JOIN_FAILURES: Final = Pattern.JOIN_FAILURES
 #: Live tables per phase (the ``dominos_tables`` gauge).
-PHASES: Final = "dominos:phase:*"
+PHASES: Final = Pattern.PHASES
 #: Budgets that are not a table's: creates per address and cluster-wide.
-LIMITS: Final = "dominos:limit:*"
+LIMITS: Final = Pattern.LIMITS
 #: A table's budgets: lobby changes, connections per seat.
-TABLE_LIMITS: Final = "dominos:{*}:limit:*"
+TABLE_LIMITS: Final = Pattern.TABLE_LIMITS
 #: The open lobbies created from an address.
-LOBBIES: Final = "dominos:lobbies:*"
+LOBBIES: Final = Pattern.LOBBIES
 #: The timer service's claim on a table's running clock.
-TIMER_LEASE: Final = "dominos:{*}:timerlease"
+TIMER_LEASE: Final = Pattern.TIMER_LEASE
 #: The gateways' presence leases on a table's seats.
-LEASES: Final = "dominos:{*}:leases"
+LEASES: Final = Pattern.LEASES
 #: Every presence lease's expiry.
-PRESENCE: Final = "dominos:presence"
+PRESENCE: Final = Pattern.PRESENCE
 #: The empty key name: the commit script is called with ``""`` in place of an invitation code
 #: or a create request it does not write (it never touches it).
 NO_KEY: Final = ""

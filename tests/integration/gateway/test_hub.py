@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from dominos.v1 import events_pb2
 
+from services.common.bus import table_subject
 from services.gateway.hub import Hub, Version
-from services.table.publisher import table_subject
-from services.table.rules import Join, TableState, apply, encode_state
+from services.rules import Join, TableState, apply, encode_state
 from tests.support.waiting import wait_for
 from tests.unit.rules.builders import NOW, lobby
 

@@ -9,23 +9,24 @@ import asyncio
 import time
 from typing import Any
 
+from services.common.presence import PresenceLeases
+from services.common.schema import presence_leases_key
 from services.gateway.presence import LeaseKeeper
-from services.timer.claims import TimerStore, presence_leases_key
 from tests.support.waiting import wait_for
 
 
 async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropped(
     redis_connect: Any,
 ) -> None:
-    store = TimerStore(redis_connect("timer"))
-    keeper = LeaseKeeper(TimerStore(redis_connect("gateway")), ttl_ms=300)
+    store = PresenceLeases(redis_connect("timer"))
+    keeper = LeaseKeeper(PresenceLeases(redis_connect("gateway")), ttl_ms=300)
     for seat in range(4):
         await keeper.take("t" * 22, seat, f"gw:{seat}")
     renewing = asyncio.create_task(keeper.run())
     try:
         started = time.monotonic()
         while time.monotonic() - started < 1.0:  # three lease lifetimes
-            assert await store.expired_presence(int(time.time() * 1000)) == []
+            assert await store.claim_expired(int(time.time() * 1000)) == []
             await asyncio.sleep(0.05)  # sampling the leases, not synchronising
     finally:
         keeper.stop()
@@ -35,7 +36,7 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
     claimed: list[tuple[str, int]] = []
 
     async def all_claimed() -> bool:
-        claimed.extend(await store.expired_presence(int(time.time() * 1000)))
+        claimed.extend(await store.claim_expired(int(time.time() * 1000)))
         return len(claimed) >= 4
 
     await wait_for(all_claimed, timeout=3)
@@ -45,7 +46,7 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
 async def test_only_the_current_holder_releases_a_lease(
     redis_client: Any, redis_connect: Any
 ) -> None:
-    store = TimerStore(redis_connect("gateway"))
+    store = PresenceLeases(redis_connect("gateway"))
     first = LeaseKeeper(store, ttl_ms=5000)
     second = LeaseKeeper(store, ttl_ms=5000)
     await first.take("u" * 22, 1, "gw-a:1")

@@ -20,20 +20,22 @@ import pytest
 from dominos.v1 import events_pb2
 from nats.aio.client import Client as NatsClient
 
+from services.common.bus import (
+    TABLE_STREAM,
+    TABLE_SUBJECT_PREFIX,
+    TIMER_CONSUMER,
+    TIMER_STREAM,
+    TIMER_SUBJECT,
+    ensure_table_stream,
+    ensure_timer_stream,
+    message_id,
+    table_subject,
+)
 from services.common.cluster_auth.nats import TlsFiles
 from services.common.cluster_auth.secrets import ClusterSecrets
 from services.common.connections import connect_nats, nats_tls_context
 from services.common.settings import Settings
-from services.table.publisher import (
-    STREAM,
-    SUBJECT_PREFIX,
-    TIMER_SUBJECT,
-    ensure_stream,
-    message_id,
-    table_subject,
-)
-from services.table.timer_consumer import CONSUMER, TimerConsumer
-from services.timer.service import TIMER_STREAM, ensure_timer_stream
+from services.table.timer_consumer import TimerConsumer
 from tests.support.certificates import Certificates, make_certificates
 from tests.support.servers import NatsServer
 from tests.support.waiting import wait_for
@@ -153,31 +155,31 @@ async def test_no_service_can_replay_the_table_history(
     """The stream keeps the last hour of every table (every hand): no service reads it back,
     creates a consumer on it, or changes it."""
     table = await connect_as(nats_connect, "table")
-    await ensure_stream(table.nc.jetstream())
+    await ensure_table_stream(table.nc.jetstream())
     await table.nc.jetstream().publish(
         table_subject(TABLE_ID), b"a hand", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
     )
     reader = await connect_as(nats_connect, identity)
     js = reader.nc.jetstream(timeout=REFUSED_TIMEOUT_S)
     attempts: dict[str, Callable[[], Awaitable[Any]]] = {
-        "STREAM.INFO": lambda: js.stream_info(STREAM),
-        "STREAM.MSG.GET": lambda: js.get_last_msg(STREAM, table_subject(TABLE_ID)),
+        "STREAM.INFO": lambda: js.stream_info(TABLE_STREAM),
+        "STREAM.MSG.GET": lambda: js.get_last_msg(TABLE_STREAM, table_subject(TABLE_ID)),
         "CONSUMER.INFO": lambda: js.pull_subscribe(
-            table_subject(TABLE_ID), durable="thief", stream=STREAM
+            table_subject(TABLE_ID), durable="thief", stream=TABLE_STREAM
         ),
         "CONSUMER.CREATE": lambda: js.subscribe(
-            SUBJECT_PREFIX + ">", stream=STREAM, ordered_consumer=True
+            TABLE_SUBJECT_PREFIX + ">", stream=TABLE_STREAM, ordered_consumer=True
         ),
-        "STREAM.PURGE": lambda: js.purge_stream(STREAM),
-        "STREAM.DELETE": lambda: js.delete_stream(STREAM),
+        "STREAM.PURGE": lambda: js.purge_stream(TABLE_STREAM),
+        "STREAM.DELETE": lambda: js.delete_stream(TABLE_STREAM),
     }
     for api, attempt in attempts.items():
         with pytest.raises(Exception):  # noqa: B017 - the answer never comes: a timeout
             await attempt()
-        await reader.violated("publish", f"$JS.API.{api}.{STREAM}")
+        await reader.violated("publish", f"$JS.API.{api}.{TABLE_STREAM}")
     admin = nats_client.jetstream()
-    assert await admin.consumers_info(STREAM) == []
-    assert (await admin.stream_info(STREAM)).state.messages == 1
+    assert await admin.consumers_info(TABLE_STREAM) == []
+    assert (await admin.stream_info(TABLE_STREAM)).state.messages == 1
     assert table.violations() == []
 
 
@@ -189,7 +191,7 @@ class RecordingConsumer(TimerConsumer):
     handler instead of a table application."""
 
     def __init__(self, nc: NatsClient) -> None:
-        super().__init__(cast(Any, None), nc)
+        super().__init__(cast(Any, None), cast(Any, None), nc)
         self.handled: list[events_pb2.TimerExpired] = []
 
     async def handle(self, expired: events_pb2.TimerExpired) -> bool:
@@ -204,16 +206,16 @@ async def test_each_service_may_do_what_its_code_does(
         await connect_as(nats_connect, identity) for identity in ("table", "timer", "gateway")
     ]
     to_gateway = await collect(gateway.nc, table_subject(TABLE_ID))
-    to_timer = await collect(timer.nc, SUBJECT_PREFIX + ">")
+    to_timer = await collect(timer.nc, TABLE_SUBJECT_PREFIX + ">")
 
     # The table service: creates (or converges) its stream and publishes table events.
     table_js = table.nc.jetstream()
-    await ensure_stream(table_js)
-    await table_js.update_stream((await nats_client.jetstream().stream_info(STREAM)).config)
+    await ensure_table_stream(table_js)
+    await table_js.update_stream((await nats_client.jetstream().stream_info(TABLE_STREAM)).config)
     ack = await table_js.publish(
         table_subject(TABLE_ID), b"version 1", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
     )
-    assert ack.stream == STREAM
+    assert ack.stream == TABLE_STREAM
     await wait_for(lambda: to_gateway == [b"version 1"] and to_timer == [b"version 1"])
 
     # The timer stream: either service may create it first; the timer service publishes
@@ -232,7 +234,7 @@ async def test_each_service_may_do_what_its_code_does(
     await wait_for(lambda: first.handled + second.handled == [expired], timeout=5)
 
     async def acknowledged() -> bool:
-        info = await nats_client.jetstream().consumer_info(TIMER_STREAM, CONSUMER)
+        info = await nats_client.jetstream().consumer_info(TIMER_STREAM, TIMER_CONSUMER)
         return info.ack_floor.stream_seq == published.seq and info.num_ack_pending == 0
 
     await wait_for(acknowledged, timeout=5)

@@ -25,21 +25,23 @@ from services.common.cluster_auth.nats import TlsFiles
 from services.common.cluster_auth.redis import REDIS_ACLS
 from services.common.cluster_auth.secrets import SERVICES, ClusterSecrets
 from services.common.connections import connect_redis
+from services.common.presence import PresenceLeases
+from services.common.schema import (
+    DEADLINES_KEY,
+    PENDING_KEY,
+    PRESENCE_KEY,
+    code_key,
+    outbox_key,
+    presence_leases_key,
+    table_key,
+)
+from services.common.service_errors import ServiceError
 from services.common.settings import Settings
 from services.gateway.presence import LeaseKeeper
 from services.table.application import TableApp
 from services.table.server import policy_from
-from services.table.service_errors import ServiceError
-from services.table.store import (
-    DEADLINES_KEY,
-    PENDING_KEY,
-    Client,
-    TableStore,
-    code_key,
-    outbox_key,
-    table_key,
-)
-from services.timer.claims import PRESENCE_KEY, TimerStore, lease_held, presence_leases_key
+from services.table.store import Client, TableStore
+from services.timer.claims import TimerStore
 from tests.support.certificates import Certificates, make_certificates
 from tests.support.servers import RedisServer, ServerError
 
@@ -184,7 +186,7 @@ async def test_the_table_user_runs_the_table_service_store(
     assert (await store.tables_by_phase(int(time.time() * 1000)))["waiting"] == 1
     assert await store.table_exists(table_id)
     assert await store.code_taken(created.invitation_code)
-    assert not await lease_held(table, table_id, 0)
+    assert not await PresenceLeases(table).held(table_id, 0)
     loaded = await store.load(table_id)
     assert loaded is not None and loaded.version == 5
     # The admin sees what the table user wrote.
@@ -218,9 +220,11 @@ async def test_the_timer_user_runs_the_sweep_the_claims_and_the_lease_expiry(
     assert await timer.claim([(T, 1000, 7)], lease_ms=5000) == [0]  # already claimed
     assert await timer.claim([(T, 1000, 6)], lease_ms=5000) == [-1]  # the table moved on
     # A gateway's lease ran out: one sweep claims it.
-    await TimerStore(redis_connect("gateway")).renew_presence(T, 2, "gw:1", 1)
+    await PresenceLeases(redis_connect("gateway")).renew(T, 2, "gw:1", 1)
     await asyncio.sleep(0.01)
-    assert await timer.expired_presence(int(time.time() * 1000) + 1000) == [(T, 2)]
+    assert await PresenceLeases(redis_connect("timer")).claim_expired(
+        int(time.time() * 1000) + 1000
+    ) == [(T, 2)]
     assert await redis_client.hget(presence_leases_key(T), "2") is None
 
 
@@ -255,7 +259,7 @@ async def test_the_timer_user_cannot_write_a_table(
 async def test_the_gateway_user_takes_renews_and_releases_its_leases(
     redis_connect: Connect, redis_client: Any
 ) -> None:
-    keeper = LeaseKeeper(TimerStore(redis_connect("gateway")), ttl_ms=5000)
+    keeper = LeaseKeeper(PresenceLeases(redis_connect("gateway")), ttl_ms=5000)
     await keeper.take(T, 1, "gw:1")
     await keeper.take(T, 3, "gw:3")
     await keeper.renew_all()
@@ -362,7 +366,7 @@ async def test_an_acl_server_keeps_the_scripts_writes_and_its_users_across_a_cra
         # A script's writes reach the append-only file as one MULTI/EXEC block (replayed as
         # ``default`` on a restart: see DEFAULT_USER_LINE), a single write as itself.
         gateway = connect_redis(Settings(redis_url=server.url_for("gateway")))
-        await TimerStore(gateway).renew_presence(T, 0, "gw:0", 60_000)
+        await PresenceLeases(gateway).renew(T, 0, "gw:0", 60_000)
         await gateway.zadd(PRESENCE_KEY, {"single": 1})
         await gateway.aclose()
         await asyncio.to_thread(server.kill)
@@ -412,7 +416,7 @@ async def test_over_tls_a_client_that_trusts_the_ca_connects_and_others_are_refu
         settings = Settings(redis_url=url, redis_ca_file=str(certificates.ca))
         client = connect_redis(settings)
         try:
-            keeper = LeaseKeeper(TimerStore(client), ttl_ms=5000)
+            keeper = LeaseKeeper(PresenceLeases(client), ttl_ms=5000)
             await keeper.take(T, 0, "gw:tls")
             assert await keeper.release("gw:tls")
         finally:

@@ -12,9 +12,9 @@ import grpc
 import pytest
 from dominos.v1 import events_pb2, game_pb2
 
+from services.common.bus import TABLE_STREAM, table_subject
+from services.rules import replay
 from services.table.command_log import decode_log
-from services.table.publisher import STREAM, table_subject
-from services.table.rules import replay
 from services.table.store import TableStore
 from tests.support.services import ServiceProcess
 
@@ -23,7 +23,7 @@ from .client import Seat, TableClient, rid
 
 async def stream_versions(js: Any, table_id: str, expected: int, wait_s: float = 2.0) -> list[int]:
     """The versions stored in the JetStream stream for a table, in stream order."""
-    sub = await js.pull_subscribe(table_subject(table_id), stream=STREAM)
+    sub = await js.pull_subscribe(table_subject(table_id), stream=TABLE_STREAM)
     versions: list[int] = []
     while len(versions) < expected:
         try:

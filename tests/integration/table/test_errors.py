@@ -9,8 +9,8 @@ import grpc
 import pytest
 from dominos.v1 import game_pb2, gateway_pb2, table_pb2
 
-from services.table.service_errors import reason_of
-from services.table.store import outbox_key, table_key
+from services.common.schema import outbox_key, table_key
+from services.common.service_errors import reason_of
 from tests.support.waiting import wait_for
 
 from .client import Seat, TableClient, rid

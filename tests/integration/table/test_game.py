@@ -7,9 +7,9 @@ from typing import Any
 
 from dominos.v1 import events_pb2, game_pb2
 
+from services.common.bus import TABLE_SUBJECT_PREFIX
+from services.rules import Phase, decode_state, replay
 from services.table.command_log import decode_log
-from services.table.publisher import SUBJECT_PREFIX
-from services.table.rules import Phase, decode_state, replay
 from services.table.store import TableStore
 from tests.support.waiting import wait_for
 
@@ -24,7 +24,7 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
     async def on_event(msg: Any) -> None:
         received.append(events_pb2.TableEvent.FromString(msg.data))
 
-    await nats_client.subscribe(SUBJECT_PREFIX + ">", cb=on_event)
+    await nats_client.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=on_event)
     await nats_client.flush()
     seats = await client.full_table(target=100)
     table_id = seats[0].table_id
@@ -69,7 +69,7 @@ async def test_every_event_carries_the_running_clock(client: TableClient, nats_c
     async def on_event(msg: Any) -> None:
         received.append(events_pb2.TableEvent.FromString(msg.data))
 
-    sub = await nats_client.subscribe(SUBJECT_PREFIX + ">", cb=on_event)
+    sub = await nats_client.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=on_event)
     await nats_client.flush()
     seats = await client.full_table()
     view = await client.start(seats[0])

@@ -14,9 +14,9 @@ import grpc
 import pytest
 from dominos.v1 import gateway_pb2, table_pb2
 
+from services.common.schema import phase_key
+from services.common.service_errors import limit_of, reason_of, retry_delay_of
 from services.table.server import create_server
-from services.table.service_errors import limit_of, reason_of, retry_delay_of
-from services.table.store import phase_key
 
 from .client import Seat, TableClient, rid
 from .conftest import table_settings

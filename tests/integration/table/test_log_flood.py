@@ -22,7 +22,7 @@ import pytest
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
 from services.common.caller_auth import CallerCredentials
-from services.table.service_errors import reason_of
+from services.common.service_errors import reason_of
 from tests.support.secrets import SESSION_SECRETS
 from tests.support.servers import NatsServer, RedisServer
 from tests.support.services import ServiceProcess

@@ -8,10 +8,12 @@ from typing import Any
 
 from dominos.v1 import events_pb2, gateway_pb2
 
+from services.common.bus import ensure_table_stream
+from services.common.schema import PENDING_KEY, outbox_key
 from services.table.application import TableApp
-from services.table.publisher import EventPublisher, ensure_stream
+from services.table.publisher import EventPublisher
 from services.table.server import create_server, policy_from
-from services.table.store import PENDING_KEY, Client, TableStore, outbox_key
+from services.table.store import Client, TableStore
 from tests.support.waiting import wait_for
 
 from .client import rid
@@ -26,7 +28,7 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
 ) -> None:
     settings = table_settings(redis_server.url_for("table"), nats_server.url_for("table"))
     js = nats_client.jetstream()
-    await ensure_stream(js)
+    await ensure_table_stream(js)
     store = TableStore(redis_connect("table"))  # the replicas' store, as the table service
     healthy = TableApp(store, EventPublisher(js, store), policy_from(settings))
     created = await healthy.create_table(

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from services.table.command_log import decode_log
-from services.table.rules import (
+from services.rules import (
     Command,
     Expire,
     Phase,
@@ -15,7 +14,8 @@ from services.table.rules import (
     auto_play_choice,
     create,
 )
-from services.table.rules.events import Passed, TileLaid
+from services.rules.events import Passed, TileLaid
+from services.table.command_log import decode_log
 from services.table.store import TableStore
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.table.rules import Expire, Phase
+from services.rules import Expire, Phase
 from tests.integration.table.client import Seat
 from tests.support.waiting import wait_for
 

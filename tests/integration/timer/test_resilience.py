@@ -8,9 +8,9 @@ from typing import Any
 
 from dominos.v1 import events_pb2, game_pb2
 
-from services.table.publisher import TIMER_SUBJECT
-from services.table.rules import Expire
-from services.timer.claims import TimerStore
+from services.common.bus import TIMER_SUBJECT
+from services.common.presence import PresenceLeases
+from services.rules import Expire
 from tests.support.services import ServiceProcess
 from tests.support.waiting import wait_for
 
@@ -109,16 +109,16 @@ async def test_a_presence_lease_left_by_a_crashed_gateway_marks_the_seat_disconn
     await cluster.table.app.set_presence(guest.table_id, guest.token, True)
     assert (await client.view(guest)).seats[2].connected
     # A gateway took a lease for the seat and died without renewing or releasing it.
-    leases = TimerStore(redis_connect("gateway"))
-    await leases.renew_presence(guest.table_id, 2, "gateway-a:conn-1", 150)
+    leases = PresenceLeases(redis_connect("gateway"))
+    await leases.renew(guest.table_id, 2, "gateway-a:conn-1", 150)
     await wait_for(lambda: _disconnected(client, guest), timeout=3, interval=0.05)
     # A lease that keeps being renewed is left alone.
     await cluster.table.app.set_presence(guest.table_id, guest.token, True)
     for _ in range(6):
-        await leases.renew_presence(guest.table_id, 2, "gateway-b:conn-2", 300)
+        await leases.renew(guest.table_id, 2, "gateway-b:conn-2", 300)
         await asyncio.sleep(0.1)  # a gateway's renewal period, not synchronisation
     assert (await client.view(guest)).seats[2].connected
-    assert await leases.release_presence(guest.table_id, 2, "gateway-b:conn-2")
+    assert await leases.release(guest.table_id, 2, "gateway-b:conn-2")
 
 
 async def _disconnected(client: Any, seat: Any) -> bool:

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from services.common.cluster_auth import nats as nats_auth
+from services.common.bus import (
+    TABLE_SUBJECT_PREFIX,
+    TIMER_STREAM,
+    TIMER_SUBJECT,
+)
 from services.common.cluster_auth.nats import (
     ADMIN_PERMISSIONS,
     PERMISSIONS,
@@ -20,17 +24,6 @@ from services.common.cluster_auth.nats import (
 from services.common.cluster_auth.secrets import ADMIN, IDENTITIES, SERVICES, ClusterSecrets
 from services.common.connections import nats_tls_context
 from services.common.settings import Settings, SettingsError
-from services.table.publisher import STREAM, SUBJECT_PREFIX, TIMER_SUBJECT
-from services.table.timer_consumer import CONSUMER
-from services.timer.service import TIMER_STREAM
-
-
-def test_the_subjects_are_the_services_own() -> None:
-    assert nats_auth.TABLE_SUBJECTS == SUBJECT_PREFIX + ">"
-    assert nats_auth.TIMER_SUBJECT == TIMER_SUBJECT
-    assert nats_auth.TABLE_STREAM == STREAM
-    assert nats_auth.TIMER_STREAM == TIMER_STREAM
-    assert nats_auth.TIMER_CONSUMER == CONSUMER
 
 
 def test_every_service_has_permissions_and_admin_has_every_right() -> None:
@@ -44,15 +37,15 @@ def test_every_service_has_permissions_and_admin_has_every_right() -> None:
 def test_each_subject_has_one_publisher_and_gateways_publish_nothing() -> None:
     publishers = {
         subject: [s for s in SERVICES if subject in PERMISSIONS[s].publish]
-        for subject in (SUBJECT_PREFIX + ">", TIMER_SUBJECT)
+        for subject in (TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT)
     }
-    assert publishers == {SUBJECT_PREFIX + ">": ["table"], TIMER_SUBJECT: ["timer"]}
+    assert publishers == {TABLE_SUBJECT_PREFIX + ">": ["table"], TIMER_SUBJECT: ["timer"]}
     assert PERMISSIONS["gateway"].publish == ()
-    assert PERMISSIONS["gateway"].subscribe == (SUBJECT_PREFIX + ">",)
+    assert PERMISSIONS["gateway"].subscribe == (TABLE_SUBJECT_PREFIX + ">",)
     for service in SERVICES:  # no service may use the whole JetStream API
         for subject in PERMISSIONS[service].publish:
             assert ">" not in subject or subject.startswith(
-                (SUBJECT_PREFIX, "$JS.ACK.", f"$JS.API.CONSUMER.CREATE.{TIMER_STREAM}.")
+                (TABLE_SUBJECT_PREFIX, "$JS.ACK.", f"$JS.API.CONSUMER.CREATE.{TIMER_STREAM}.")
             ), subject
 
 

@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 
 import pytest
 
+from services.common import presence, schema
 from services.common.cluster_auth import redis as acl
 from services.common.cluster_auth.secrets import IDENTITIES, SERVICES, ClusterSecrets
 from services.common.connections import redis_tls_options
@@ -21,20 +22,20 @@ T = "AbCdEfGhIjKlMnOpQrStUv"
 
 #: Every key the services use, by the name of its pattern in the ACL module.
 KEYS = {
-    "TABLE": store.table_key(T),
-    "OUTBOX": store.outbox_key(T),
-    "PENDING": store.PENDING_KEY,
-    "DEADLINES": store.DEADLINES_KEY,
-    "CODES": store.code_key("ABCD-EFGH"),
-    "CREATES": store.create_key("0f" * 16),
-    "JOIN_FAILURES": f"{store.PREFIX}:joinfail:ipv4:10.0.0.1",
-    "PHASES": store.phase_key("playing"),
-    "LIMITS": limits.limit_key("creates", "ipv4:10.0.0.1:m"),
-    "TABLE_LIMITS": limits.table_limit_key(T, "presence:2"),
-    "LOBBIES": limits.lobbies_key("ipv4:10.0.0.1"),
-    "TIMER_LEASE": claims.timer_lease_key(T),
-    "LEASES": claims.presence_leases_key(T),
-    "PRESENCE": claims.PRESENCE_KEY,
+    "TABLE": schema.table_key(T),
+    "OUTBOX": schema.outbox_key(T),
+    "PENDING": schema.PENDING_KEY,
+    "DEADLINES": schema.DEADLINES_KEY,
+    "CODES": schema.code_key("ABCD-EFGH"),
+    "CREATES": schema.create_key("0f" * 16),
+    "JOIN_FAILURES": schema.join_failures_key("ipv4:10.0.0.1"),
+    "PHASES": schema.phase_key("playing"),
+    "LIMITS": schema.limit_key("creates", "ipv4:10.0.0.1:m"),
+    "TABLE_LIMITS": schema.table_limit_key(T, "presence:2"),
+    "LOBBIES": schema.lobbies_key("ipv4:10.0.0.1"),
+    "TIMER_LEASE": schema.timer_lease_key(T),
+    "LEASES": schema.presence_leases_key(T),
+    "PRESENCE": schema.PRESENCE_KEY,
 }
 
 #: The Lua scripts each service calls (the commands in their ``redis.call``).
@@ -46,8 +47,8 @@ SCRIPTS = {
         limits._TAKE,
         limits._RESERVE_LOBBY,
     ),
-    "timer": (claims._CLAIM, claims._CLAIM_EXPIRED_LEASE),
-    "gateway": (claims._RENEW_LEASES, claims._RELEASE_LEASE),
+    "timer": (claims._CLAIM, presence._CLAIM_EXPIRED_LEASE),
+    "gateway": (presence._RENEW_LEASES, presence._RELEASE_LEASE),
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2
 
-from services.table.rules import ALL_REASONS, AutoCause, End, Outcome, Phase
+from services.rules import ALL_REASONS, AutoCause, End, Outcome, Phase
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tools"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from services.common.service_errors import ServiceError
 from services.gateway.admission import Admission
 from services.gateway.hub import Watcher, WatcherClosed
-from services.table.service_errors import ServiceError
 
 
 class Clock:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
 from services.gateway.refusals import MAX_HOLD_S, Refusals
-from services.table.service_errors import ServiceError, rate_limited
 
 
 class Clock:
@@ -35,7 +35,7 @@ CREATES = {"creates_per_address": ("create", "ipv4:203.0.113.7")}
 def test_a_refusal_is_repeated_for_its_subject_until_its_window_ends() -> None:
     clock = Clock()
     refusals = Refusals(clock=clock)
-    refusals.remember(upstream(rate_limited("creates_per_address", "too many", 3.0)), CREATES)
+    refusals.remember(upstream(rate_limited(Limit.CREATES_PER_ADDRESS, "too many", 3.0)), CREATES)
     clock.now += 1
     held = refusals.check(CREATES)
     assert held is not None
@@ -50,7 +50,7 @@ def test_a_refusal_is_repeated_for_its_subject_until_its_window_ends() -> None:
 def test_a_long_window_is_held_for_a_few_seconds_only() -> None:
     clock = Clock()
     refusals = Refusals(clock=clock)
-    refusals.remember(upstream(rate_limited("creates_per_address", "too many", 3000)), CREATES)
+    refusals.remember(upstream(rate_limited(Limit.CREATES_PER_ADDRESS, "too many", 3000)), CREATES)
     clock.now += MAX_HOLD_S - 0.1
     assert refusals.check(CREATES) is not None
     clock.now += 0.2
@@ -60,12 +60,12 @@ def test_a_long_window_is_held_for_a_few_seconds_only() -> None:
 def test_other_errors_and_the_lobby_cap_are_not_repeated() -> None:
     refusals = Refusals(clock=Clock())
     lobbies = {"lobbies_per_address": ("create", "a")}
-    refusals.remember(upstream(rate_limited("lobbies_per_address", "full", 3000)), lobbies)
-    not_found = ServiceError(grpc.StatusCode.NOT_FOUND, "CODE_NOT_FOUND", "no table")
+    refusals.remember(upstream(rate_limited(Limit.LOBBIES_PER_ADDRESS, "full", 3000)), lobbies)
+    not_found = ServiceError(grpc.StatusCode.NOT_FOUND, Reason.CODE_NOT_FOUND, "no table")
     codes = {"join_failures_per_connection": ("join", "p")}
     refusals.remember(upstream(not_found), codes)
     # A refusal for a limit the caller did not name a subject for.
-    refusals.remember(upstream(rate_limited("lobby_changes", "busy", 1)), CREATES)
+    refusals.remember(upstream(rate_limited(Limit.LOBBY_CHANGES, "busy", 1)), CREATES)
     assert len(refusals) == 0
 
 
@@ -74,6 +74,6 @@ def test_held_refusals_are_bounded() -> None:
     refusals = Refusals(clock=clock, max_entries=10)
     for i in range(100):
         subject = {"creates_per_address": ("create", f"ipv4:198.51.100.{i}")}
-        refusals.remember(upstream(rate_limited("creates_per_address", "too many", 1)), subject)
+        refusals.remember(upstream(rate_limited(Limit.CREATES_PER_ADDRESS, "too many", 1)), subject)
     assert len(refusals) <= 10
     assert refusals.check({"creates_per_address": ("create", "ipv4:198.51.100.99")}) is not None

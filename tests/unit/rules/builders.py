@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.table.rules import (
+from services.rules import (
     NOBODY,
     Create,
     Join,
@@ -13,8 +13,8 @@ from services.table.rules import (
     apply,
     create,
 )
-from services.table.rules.events import RoundDealt
-from services.table.rules.tiles import NO_END, mask_of, tile_index
+from services.rules.events import RoundDealt
+from services.rules.tiles import NO_END, mask_of, tile_index
 
 TIMING = Timing(turn_ms=45_000, away_ms=5_000, break_ms=10_000)
 NOW = 1_000_000

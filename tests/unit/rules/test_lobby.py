@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.table.rules import (
+from services.rules import (
     Create,
     Join,
     Leave,
@@ -17,8 +17,8 @@ from services.table.rules import (
     encode_state,
     team_of,
 )
-from services.table.rules import errors as e
-from services.table.rules.events import SeatFreed, SeatTaken, TableClosed
+from services.rules import errors as e
+from services.rules.events import SeatFreed, SeatTaken, TableClosed
 
 from .builders import NOW, TIMING, lobby
 

@@ -1,4 +1,4 @@
-"""Player names (services/table/rules/names.py): NFC, a visible character, and no join under a
+"""Player names (services/rules/names.py): NFC, a visible character, and no join under a
 name that looks the same as a seated player's (``skeleton``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from services.table.rules import (
+from services.rules import (
     ALL_REASONS,
     Create,
     ErrorKind,
@@ -23,7 +23,7 @@ from services.table.rules import (
     skeleton,
     validate_name,
 )
-from services.table.rules import errors as e
+from services.rules import errors as e
 
 from .builders import NOW, TIMING, lobby
 

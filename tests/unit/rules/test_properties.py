@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.table.rules import (
+from services.rules import (
     Command,
     Create,
     Expire,
@@ -24,17 +24,16 @@ from services.table.rules import (
     apply,
     can_pass,
     create,
-    decode_command,
     decode_state,
-    encode_command,
     encode_state,
     legal_moves,
     replay,
     view_for,
 )
-from services.table.rules import errors as e
-from services.table.rules.events import Passed, RoundEnded, TileLaid
-from services.table.rules.tiles import ALL_TILES, INDEX
+from services.rules import errors as e
+from services.rules.events import Passed, RoundEnded, TileLaid
+from services.rules.tiles import ALL_TILES, INDEX
+from services.table.command_log import decode_log, encode_entry
 
 TIMING = Timing(turn_ms=45_000, away_ms=5_000, break_ms=10_000)
 SEEDS = st.integers(min_value=0, max_value=2**128 - 1)
@@ -215,11 +214,15 @@ def test_serialisation_and_replay_reproduce_every_state_bit_for_bit(
 ) -> None:
     game = new_game(seed, 100)
     play(game, data, 400)
-    for _, command, _, after in game.history:
+    for _, _, _, after in game.history:
         data_bytes = encode_state(after)
         assert decode_state(data_bytes) == after
         assert encode_state(decode_state(data_bytes)) == data_bytes
-        assert decode_command(encode_command(command)) == command
-    stored = [(decode_command(encode_command(c)), at) for c, at in game.log]
+    stored = decode_log(
+        b"".join(
+            encode_entry(command, at, game.log[i - 1][1] if i else 0)
+            for i, (command, at) in enumerate(game.log)
+        )
+    )
     assert replay(stored) == game.state
     assert encode_state(replay(stored)) == encode_state(game.state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.table.rules import (
+from services.rules import (
     End,
     Pass,
     Phase,
@@ -16,11 +16,11 @@ from services.table.rules import (
     legal_moves,
     view_for,
 )
-from services.table.rules import errors as e
-from services.table.rules.deal import deal_hands, shuffled_deck
-from services.table.rules.events import Passed, TileLaid
-from services.table.rules.state import AutoCause
-from services.table.rules.tiles import (
+from services.rules import errors as e
+from services.rules.deal import deal_hands, shuffled_deck
+from services.rules.events import Passed, TileLaid
+from services.rules.state import AutoCause
+from services.rules.tiles import (
     ALL_TILES,
     DOUBLE_SIX,
     NO_END,

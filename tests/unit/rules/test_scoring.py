@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.table.rules import (
+from services.rules import (
     Expire,
     Outcome,
     Pass,
@@ -12,9 +12,9 @@ from services.table.rules import (
     apply,
     view_for,
 )
-from services.table.rules.events import Event, GameEnded, RoundDealt, RoundEnded
-from services.table.rules.state import End
-from services.table.rules.tiles import tile_index
+from services.rules.events import Event, GameEnded, RoundDealt, RoundEnded
+from services.rules.state import End
+from services.rules.tiles import tile_index
 
 from .builders import NOW, TIMING, in_play
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.table.rules import (
+from services.rules import (
     AutoCause,
     Expire,
     Pass,
@@ -15,10 +15,10 @@ from services.table.rules import (
     auto_play_choice,
     encode_state,
 )
-from services.table.rules import errors as e
-from services.table.rules.events import Passed, PresenceChanged, TileLaid
-from services.table.rules.state import End
-from services.table.rules.tiles import tile_index
+from services.rules import errors as e
+from services.rules.events import Passed, PresenceChanged, TileLaid
+from services.rules.state import End
+from services.rules.tiles import tile_index
 
 from .builders import NOW, TIMING, in_play
 

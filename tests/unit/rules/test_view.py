@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.table.rules import NOBODY, Pass, Phase, Start, apply, view_for
-from services.table.rules.state import End
-from services.table.rules.tiles import tile_index, tiles_of
+from services.rules import NOBODY, Pass, Phase, Start, apply, view_for
+from services.rules.state import End
+from services.rules.tiles import tile_index, tiles_of
 
 from .builders import NOW, in_play, lobby
 

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.table.command_log import LogFormatError, decode_log, encode_entry, encode_log
-from services.table.rules import (
+from services.rules import (
     Command,
     Create,
     Expire,
@@ -27,9 +26,9 @@ from services.table.rules import (
     Timing,
     replay,
 )
-from services.table.rules.state import End
-
-from .games import EPOCH_MS, TIMING, drive, new_game
+from services.rules.state import End
+from services.table.command_log import LogFormatError, decode_log, encode_entry, encode_log
+from tests.support.games import EPOCH_MS, TIMING, drive, new_game
 
 SEEDS = st.integers(min_value=0, max_value=2**128 - 1)
 

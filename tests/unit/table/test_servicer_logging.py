@@ -13,10 +13,11 @@ import structlog
 from dominos.v1 import gateway_pb2, table_pb2
 from prometheus_client import REGISTRY
 
+from services.common import requests
 from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, configure_logging
-from services.table import requests, servicer
-from services.table.service_errors import ServiceError, invalid
+from services.common.service_errors import Reason, ServiceError, invalid
+from services.table import servicer
 from tests.support.logs import logging_restored
 
 VALID_TABLE = "A" * 22
@@ -24,7 +25,7 @@ VALID_RID = "r-" + "0123456789abcdef" * 2
 HOSTILE = "\n\x1b[31m" + "x" * 60_000
 
 
-_NOT_FOUND = ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "no such table")
+_NOT_FOUND = ServiceError(grpc.StatusCode.NOT_FOUND, Reason.TABLE_NOT_FOUND, "no such table")
 
 
 class Aborted(Exception):
@@ -49,13 +50,12 @@ class App:
     def _seen(self) -> None:
         self.contexts.append(dict(structlog.contextvars.get_contextvars()))
 
-    async def seated_command(self, request: Any, token: str) -> Any:
+    async def execute(self, request: Any, token: str, client: Any) -> Any:
+        if isinstance(request, gateway_pb2.CreateTableRequest):
+            raise invalid(Reason.NAME_INVALID, "a name has 1 to 24 characters")
         requests.request_id(request.request_id)
         requests.table_id(request.table_id)
-        raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "wait")
-
-    async def create_table(self, request: Any, client: Any) -> Any:
-        raise invalid("NAME_INVALID", "a name has 1 to 24 characters")
+        raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, Reason.NOT_YOUR_TURN, "wait")
 
     async def set_presence(self, table_id: str, token: str, connected: bool) -> int:
         self._seen()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.table import credentials
-from services.table.published import is_held, published_state, seat_holders
-from services.table.rules import Leave, Phase, Start, apply, decode_state
+from services.common import credentials
+from services.common.published import is_held, published_state, seat_holders
+from services.rules import Leave, Phase, Start, apply, decode_state
 from tests.unit.rules.builders import NOW, lobby
 
 TOKENS = tuple(f"{'t' * 42}{i}" for i in range(4))

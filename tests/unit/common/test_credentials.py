@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from services.table.credentials import (
+from services.common.credentials import (
     CODE_ALPHABET,
     CODE_LENGTH,
     TABLE_ID_LENGTH,

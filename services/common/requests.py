@@ -12,10 +12,10 @@ from typing import Final
 import grpc
 from google.protobuf.message import Message
 
-from services.table import credentials
-from services.table.rules import DEFAULT_TARGET, RuleError, validate_name, validate_target
-from services.table.rules.tiles import tile_index
-from services.table.service_errors import ServiceError, invalid
+from services.common import credentials
+from services.common.service_errors import Reason, ServiceError, invalid
+from services.rules import DEFAULT_TARGET, RuleError, validate_name, validate_target
+from services.rules.tiles import tile_index
 
 MAX_REQUEST_ID_LENGTH: Final = 64
 _MAX_RAW_NAME: Final = 256
@@ -24,7 +24,7 @@ _MAX_RAW_NAME: Final = 256
 def request_id(value: str) -> str:
     """A valid client request id (1-64 printable ASCII characters)."""
     if not 0 < len(value) <= MAX_REQUEST_ID_LENGTH or not all(" " <= c <= "~" for c in value):
-        raise invalid("REQUEST_ID_MALFORMED", "request_id is 1-64 printable ASCII characters")
+        raise invalid(Reason.REQUEST_ID_MALFORMED, "request_id is 1-64 printable ASCII characters")
     return value
 
 
@@ -42,7 +42,7 @@ def secret_request_id(value: str) -> str:
     value = request_id(value)
     if len(value) < MIN_SECRET_REQUEST_ID_LENGTH or len(set(value)) < MIN_SECRET_REQUEST_ID_SYMBOLS:
         raise invalid(
-            "REQUEST_ID_MALFORMED",
+            Reason.REQUEST_ID_MALFORMED,
             "the request_id of a create or join is random: at least 128 bits "
             "(22-64 characters, e.g. a random UUID)",
         )
@@ -67,7 +67,7 @@ def fingerprint(message: Message) -> bytes:
 def table_id(value: str) -> str:
     """A table id of the right shape."""
     if not credentials.is_table_id(value):
-        raise invalid("ID_MALFORMED", "table_id is 22 characters of URL-safe base64")
+        raise invalid(Reason.ID_MALFORMED, "table_id is 22 characters of URL-safe base64")
     return value
 
 
@@ -76,7 +76,7 @@ def invitation_code(value: str) -> str:
     code = credentials.normalise_code(value[:64])
     if code is None:
         raise invalid(
-            "ID_MALFORMED",
+            Reason.ID_MALFORMED,
             f"an invitation code is {credentials.CODE_LENGTH} characters of "
             f"{credentials.CODE_ALPHABET}",
         )
@@ -86,7 +86,7 @@ def invitation_code(value: str) -> str:
 def name(value: str) -> str:
     """A valid, trimmed player name."""
     if len(value) > _MAX_RAW_NAME:
-        raise invalid("NAME_INVALID", "a name has 1 to 24 characters")
+        raise invalid(Reason.NAME_INVALID, "a name has 1 to 24 characters")
     try:
         return validate_name(value)
     except RuleError as exc:
@@ -108,13 +108,13 @@ def tile(low: int, high: int) -> int:
     try:
         return tile_index(low, high)
     except ValueError:
-        raise invalid("TILE_MALFORMED", "a tile has 0 <= low <= high <= 6") from None
+        raise invalid(Reason.TILE_MALFORMED, "a tile has 0 <= low <= high <= 6") from None
 
 
 def end(value: int) -> int:
     """A valid end (END_LEFT or END_RIGHT)."""
     if value not in (1, 2):
-        raise invalid("END_MALFORMED", "end is END_LEFT or END_RIGHT")
+        raise invalid(Reason.END_MALFORMED, "end is END_LEFT or END_RIGHT")
     return value
 
 
@@ -122,7 +122,9 @@ def seat_token(value: str) -> str:
     """A seat token of the right shape: UNAUTHENTICATED when missing, PERMISSION_DENIED when
     it cannot be one."""
     if not value:
-        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING", "no seat token")
+        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, Reason.TOKEN_MISSING, "no seat token")
     if not credentials.is_token_shape(value):
-        raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID", "bad seat token")
+        raise ServiceError(
+            grpc.StatusCode.PERMISSION_DENIED, Reason.TOKEN_INVALID, "bad seat token"
+        )
     return value

@@ -9,7 +9,7 @@ global randomness is imported here.
 
 from __future__ import annotations
 
-from .codec import CodecError, decode_command, decode_state, encode_command, encode_state
+from .codec import CodecError, decode_state, encode_state
 from .commands import (
     Command,
     Create,
@@ -84,9 +84,7 @@ __all__ = [
     "auto_play_choice",
     "can_pass",
     "create",
-    "decode_command",
     "decode_state",
-    "encode_command",
     "encode_state",
     "legal_moves",
     "replay",

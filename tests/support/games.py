@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from services.table.rules import (
+from services.rules import (
     Command,
     Create,
     Expire,

@@ -12,16 +12,73 @@ reason back on the client side.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from enum import StrEnum
+from typing import Any, Final, NoReturn
 
 import grpc
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from services.table.rules import ErrorKind, RuleError
+from services.rules import ErrorKind, RuleError
 
-DOMAIN = "dominos.v1"
+DOMAIN: Final = "dominos.v1"
 DETAILS_KEY = "grpc-status-details-bin"
+
+
+class Reason(StrEnum):
+    """The contract's error reasons (``ErrorReason`` of game.proto without its prefix), as
+    ``ErrorInfo.reason`` carries them."""
+
+    REQUEST_ID_MALFORMED = "REQUEST_ID_MALFORMED"
+    NAME_INVALID = "NAME_INVALID"
+    TARGET_INVALID = "TARGET_INVALID"
+    TILE_MALFORMED = "TILE_MALFORMED"
+    END_MALFORMED = "END_MALFORMED"
+    ID_MALFORMED = "ID_MALFORMED"
+    COMMAND_MISSING = "COMMAND_MISSING"
+    TOKEN_MISSING = "TOKEN_MISSING"
+    TOKEN_INVALID = "TOKEN_INVALID"
+    NOT_HOST = "NOT_HOST"
+    NAME_TAKEN = "NAME_TAKEN"
+    TABLE_NOT_FOUND = "TABLE_NOT_FOUND"
+    CODE_NOT_FOUND = "CODE_NOT_FOUND"
+    TABLE_FULL = "TABLE_FULL"
+    GAME_ALREADY_STARTED = "GAME_ALREADY_STARTED"
+    NOT_ENOUGH_PLAYERS = "NOT_ENOUGH_PLAYERS"
+    ROUND_NOT_IN_PLAY = "ROUND_NOT_IN_PLAY"
+    NOT_YOUR_TURN = "NOT_YOUR_TURN"
+    TILE_NOT_IN_HAND = "TILE_NOT_IN_HAND"
+    TILE_DOES_NOT_FIT = "TILE_DOES_NOT_FIT"
+    MUST_PLAY = "MUST_PLAY"
+    GAME_OVER = "GAME_OVER"
+    TIMER_STALE = "TIMER_STALE"
+    VERSION_CONFLICT = "VERSION_CONFLICT"
+    REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+    STREAM_REPLACED = "STREAM_REPLACED"
+    RATE_LIMITED = "RATE_LIMITED"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+class Limit(StrEnum):
+    """The budgets and caps a RATE_LIMITED refusal names (``ErrorInfo.metadata["limit"]``)."""
+
+    # the table service's budgets (counted in Redis, cluster-wide)
+    CREATES_PER_ADDRESS = "creates_per_address"
+    CREATES_PER_SECOND = "creates_per_second"
+    LOBBIES_PER_ADDRESS = "lobbies_per_address"
+    JOIN_FAILURES_PER_CONNECTION = "join_failures_per_connection"
+    JOIN_FAILURES_PER_ADDRESS = "join_failures_per_address"
+    LOBBY_CHANGES = "lobby_changes"
+    CONNECTIONS_PER_SEAT = "connections_per_seat"
+    # a gateway's own caps (counted in its process)
+    CONNECTIONS_PER_ADDRESS = "connections_per_address"
+    STREAMS_PER_ADDRESS = "streams_per_address"
+
+
+#: The limits the table service counts (a gateway repeats their refusals, ``refusals``).
+TABLE_LIMITS: Final = tuple(Limit)[:7]
+#: The caps a gateway applies by itself.
+GATEWAY_LIMITS: Final = tuple(Limit)[7:]
 
 _KIND_CODES = {
     ErrorKind.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
@@ -36,7 +93,7 @@ class ServiceError(Exception):
     def __init__(
         self,
         code: grpc.StatusCode,
-        reason: str,
+        reason: Reason,
         message: str,
         *,
         retry_after_s: float | None = None,
@@ -53,7 +110,7 @@ class ServiceError(Exception):
     @classmethod
     def from_rule(cls, error: RuleError) -> ServiceError:
         """The status of an engine rejection: its kind gives the code, its reason the reason."""
-        return cls(_KIND_CODES[error.kind], error.reason, error.message)
+        return cls(_KIND_CODES[error.kind], Reason(error.reason), error.message)
 
     def status(self) -> status_pb2.Status:
         """The ``google.rpc.Status`` sent in the trailer."""
@@ -76,26 +133,28 @@ class ServiceError(Exception):
         return ((DETAILS_KEY, self.status().SerializeToString()),)
 
 
-def rate_limited(limit: str, message: str, retry_after_s: float) -> ServiceError:
+def rate_limited(limit: Limit, message: str, retry_after_s: float) -> ServiceError:
     """RESOURCE_EXHAUSTED / RATE_LIMITED: the budget ``limit`` (its name in the contract, e.g.
     ``creates_per_address``, carried as ``ErrorInfo.metadata["limit"]``) is spent; retry after
     ``retry_after_s`` (``RetryInfo``)."""
     return ServiceError(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
-        "RATE_LIMITED",
+        Reason.RATE_LIMITED,
         message,
         retry_after_s=max(retry_after_s, 0.001),
         metadata={"limit": limit},
     )
 
 
-def limit_of(error: grpc.RpcError) -> str | None:
-    """The limit a RATE_LIMITED call reached (``ErrorInfo.metadata["limit"]``), if any."""
+def limit_of(error: grpc.RpcError) -> Limit | None:
+    """The limit a RATE_LIMITED call reached (``ErrorInfo.metadata["limit"]``), if it names
+    one of :class:`Limit`."""
     status = status_of(error)
     for detail in status.details if status is not None else ():
         info = error_details_pb2.ErrorInfo()
         if detail.Unpack(info):
-            return str(info.metadata["limit"]) if "limit" in info.metadata else None
+            name = info.metadata.get("limit", "")
+            return Limit(name) if name in Limit.__members__.values() else None
     return None
 
 
@@ -109,7 +168,7 @@ def retry_delay_of(error: grpc.RpcError) -> float | None:
     return None
 
 
-def invalid(reason: str, message: str) -> ServiceError:
+def invalid(reason: Reason, message: str) -> ServiceError:
     """INVALID_ARGUMENT with ``reason``."""
     return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
 

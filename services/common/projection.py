@@ -1,7 +1,7 @@
 """A seat's view as the contract's message: ``view_for`` (the one projection, S6) → proto.
 
 ``table_view(state, seat, server_time_ms)`` is what every service sends towards a client;
-it is a mechanical copy of :func:`services.table.rules.view_for`'s result, so no field can
+it is a mechanical copy of :func:`services.rules.view_for`'s result, so no field can
 carry more than the engine's projection allows.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.table.rules import NOBODY, RoundResult, TableState, view_for
-from services.table.rules.events import (
+from services.rules import NOBODY, RoundResult, TableState, view_for
+from services.rules.events import (
     Event,
     Passed,
     PresenceChanged,
@@ -23,7 +23,7 @@ from services.table.rules.events import (
     TargetChanged,
     TileLaid,
 )
-from services.table.rules.tiles import HIGH, LOW, numbers_of, tiles_of
+from services.rules.tiles import HIGH, LOW, numbers_of, tiles_of
 
 _TEAMS = (game_pb2.TEAM_A, game_pb2.TEAM_B)
 

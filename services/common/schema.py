@@ -1,0 +1,380 @@
+# ruff: noqa: E501  (the key table in the docstring has long rows)
+"""The Redis schema of the cluster, in one place: every key, every hash field, and the typed
+records stored in them. No other module spells a key or a field name; the services' Lua
+scripts take their field names from :func:`lua` and their keys as arguments.
+
+| key | type | holds | written by |
+|---|---|---|---|
+| ``dominos:{T}:table`` | hash | one table (:class:`TableRecord`, fields :class:`Field`) | table |
+| ``dominos:{T}:outbox`` | sorted set | events committed, not yet acknowledged by NATS, scored by version | table |
+| ``dominos:{T}:limit:<name>`` | string | a table's budget counters (lobby changes, connections per seat) | table |
+| ``dominos:{T}:timerlease`` | string | the timer's claim on the running clock (value: its turn number) | timer |
+| ``dominos:{T}:leases`` | hash | presence leases, seat -> holder (``<gateway>:<stream>``) | gateway |
+| ``dominos:deadlines`` | sorted set | table id scored by its running clock's deadline (ms) | table |
+| ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled | table |
+| ``dominos:phase:<phase>`` | sorted set | live tables per phase, scored by expiry | table |
+| ``dominos:presence`` | sorted set | ``<T>:<seat>`` scored by the lease's expiry (Redis clock, ms) | gateway |
+| ``dominos:code:<CODE>`` | string | the table id of an invitation code | table |
+| ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) | table |
+| ``dominos:joinfail:<address>`` | string | failed joins of a client address this minute (D6) | table |
+| ``dominos:joinfail:c:<connection>`` | string | failed joins of one client connection this minute | table |
+| ``dominos:limit:<name>:<subject>`` | string | budgets that are not a table's (creates per address, cluster-wide) | table |
+| ``dominos:lobbies:<address>`` | sorted set | open lobbies created from an address, scored by expiry | table |
+
+Every key of a table carries the hash tag ``{<table_id>}``. Every value of the table hash is
+at most 64 bytes (the state and the log are cut in chunks), so Redis keeps it in its compact
+listpack encoding: a live table costs about 1.3 KB.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from string import Template
+from typing import Final
+
+from services.rules import TableState, decode_state
+
+__all__ = [
+    "DEADLINES_KEY",
+    "JOIN_REQUESTS_KEPT",
+    "LOAD_FIELDS",
+    "MAX_STATE_CHUNKS",
+    "PENDING_KEY",
+    "PHASES",
+    "PREFIX",
+    "PRESENCE_KEY",
+    "SEATS",
+    "SEAT_REQUESTS_KEPT",
+    "Field",
+    "Pattern",
+    "RecordChanges",
+    "RequestRecord",
+    "SeatChange",
+    "SeatRecord",
+    "TableRecord",
+    "clock_fields",
+    "clock_of",
+    "code_key",
+    "connection_failures_key",
+    "create_key",
+    "digest_of",
+    "join_failures_key",
+    "limit_key",
+    "lobbies_key",
+    "lua",
+    "outbox_key",
+    "phase_key",
+    "presence_leases_key",
+    "presence_member",
+    "table_key",
+    "table_limit_key",
+    "timer_lease_key",
+]
+
+PREFIX: Final = "dominos"
+SEATS: Final = 4
+#: Table phases as the phase indexes name them.
+PHASES: Final = ("waiting", "playing", "round_over", "finished", "closed")
+#: Request ids remembered per seat, and for joins per table (3 keeps each field under the
+#: 64 bytes of Redis's compact hash encoding). Clients retry their last command, not older.
+SEAT_REQUESTS_KEPT: Final = 3
+JOIN_REQUESTS_KEPT: Final = 3
+#: The state is cut in chunks of 64 bytes; this many are read with the table (768 bytes).
+MAX_STATE_CHUNKS: Final = 12
+
+# -- keys ------------------------------------------------------------------------------------
+
+DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
+PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
+PRESENCE_KEY: Final = f"{PREFIX}:presence"
+
+
+def table_key(table_id: str) -> str:
+    """The hash of a table."""
+    return f"{PREFIX}:{{{table_id}}}:table"
+
+
+def outbox_key(table_id: str) -> str:
+    """The outbox of a table."""
+    return f"{PREFIX}:{{{table_id}}}:outbox"
+
+
+def table_limit_key(table_id: str, name: str) -> str:
+    """The counter of one of a table's budgets (in the table's hash slot)."""
+    return f"{PREFIX}:{{{table_id}}}:limit:{name}"
+
+
+def timer_lease_key(table_id: str) -> str:
+    """The claim lease of a table's running clock."""
+    return f"{PREFIX}:{{{table_id}}}:timerlease"
+
+
+def presence_leases_key(table_id: str) -> str:
+    """The gateways' presence leases on a table's seats (a hash: seat -> holder)."""
+    return f"{PREFIX}:{{{table_id}}}:leases"
+
+
+def presence_member(table_id: str, seat: int) -> str:
+    """A lease's member of the presence index."""
+    return f"{table_id}:{seat}"
+
+
+def phase_key(phase: str) -> str:
+    """The index of the live tables in a phase (member table id, score its expiry)."""
+    return f"{PREFIX}:phase:{phase}"
+
+
+def code_key(code: str) -> str:
+    """The table id of an invitation code."""
+    return f"{PREFIX}:code:{code}"
+
+
+def create_key(request_hash: str) -> str:
+    """The table created by a create request id."""
+    return f"{PREFIX}:create:{request_hash}"
+
+
+def join_failures_key(address: str) -> str:
+    """Failed joins of a client address in the current minute."""
+    return f"{PREFIX}:joinfail:{address}"
+
+
+def connection_failures_key(connection: str) -> str:
+    """Failed joins of one client connection in the current minute."""
+    return f"{PREFIX}:joinfail:c:{connection}"
+
+
+def limit_key(name: str, subject: str = "") -> str:
+    """The counter of a budget that is not a table's (``subject``: e.g. a client address)."""
+    return f"{PREFIX}:limit:{name}:{subject}" if subject else f"{PREFIX}:limit:{name}"
+
+
+def lobbies_key(address: str) -> str:
+    """The open lobbies created from a client address."""
+    return f"{PREFIX}:lobbies:{address}"
+
+
+class Pattern:
+    """Each kind of key as a glob (the ACL rules of ``cluster_auth.redis``)."""
+
+    TABLE: Final = table_key("*")
+    OUTBOX: Final = outbox_key("*")
+    TABLE_LIMITS: Final = table_limit_key("*", "*")
+    TIMER_LEASE: Final = timer_lease_key("*")
+    LEASES: Final = presence_leases_key("*")
+    DEADLINES: Final = DEADLINES_KEY
+    PENDING: Final = PENDING_KEY
+    PHASES: Final = phase_key("*")
+    PRESENCE: Final = PRESENCE_KEY
+    CODES: Final = code_key("*")
+    CREATES: Final = create_key("*")
+    JOIN_FAILURES: Final = join_failures_key("*")
+    LIMITS: Final = f"{PREFIX}:limit:*"
+    LOBBIES: Final = lobbies_key("*")
+
+
+# -- the table hash --------------------------------------------------------------------------
+
+
+class Field:
+    """The fields of a table's hash."""
+
+    VERSION: Final = "v"
+    STATE_CHUNKS: Final = "sn"  # how many state chunks
+    LOG_CHUNKS: Final = "ln"  # how many log chunks
+    TURN: Final = "tn"  # the running clock's turn number (the timer's claim checks it)
+    DEADLINE_KIND: Final = "dk"  # the running clock's kind (events.proto DeadlineKind)
+    LAST_TIME: Final = "lt"  # ms of the last command (the next is never applied before it)
+    CODE: Final = "code"
+    JOINS: Final = "rj"  # the last join request records
+
+    @staticmethod
+    def state_chunk(index: int) -> str:
+        return f"s{index}"
+
+    @staticmethod
+    def log_chunk(index: int) -> str:
+        return f"l{index}"
+
+    @staticmethod
+    def nonce(seat: int) -> str:
+        """The seat token's nonce."""
+        return f"n{seat}"
+
+    @staticmethod
+    def digest(seat: int) -> str:
+        """SHA-256 of the seat token."""
+        return f"h{seat}"
+
+    @staticmethod
+    def requests(seat: int) -> str:
+        """The seat's last request records."""
+        return f"r{seat}"
+
+
+def lua(script: str) -> str:
+    """A Lua script with its ``$name`` placeholders replaced by field names: ``$VERSION``,
+    ``$TURN``, ... (the constants of :class:`Field`), ``$STATE`` / ``$LOG`` (the prefixes of
+    the chunk fields)."""
+    names = {k: v for k, v in vars(Field).items() if k.isupper()}
+    return Template(script).substitute(
+        names, STATE=Field.state_chunk(0)[:-1], LOG=Field.log_chunk(0)[:-1]
+    )
+
+
+#: Every field :meth:`TableRecord.read` needs, in the order it asks for them.
+LOAD_FIELDS: Final = (
+    Field.VERSION,
+    Field.STATE_CHUNKS,
+    Field.TURN,
+    Field.DEADLINE_KIND,
+    Field.LAST_TIME,
+    Field.CODE,
+    Field.JOINS,
+    *(f(s) for s in range(SEATS) for f in (Field.nonce, Field.digest, Field.requests)),
+    *(Field.state_chunk(i) for i in range(MAX_STATE_CHUNKS)),
+)
+
+_REQUEST: Final = struct.Struct(">8s8sI")  # request-id hash, fingerprint, version
+_JOIN_REQUEST: Final = struct.Struct(">8s8sIB")  # ... and the seat taken
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A request id the table remembers: its hash, its payload's fingerprint, the version
+    it produced and (for joins) the seat it took."""
+
+    request_hash: bytes
+    fingerprint: bytes
+    version: int
+    seat: int = -1
+
+
+def _pack(records: Iterable[RequestRecord], joins: bool) -> bytes:
+    if joins:
+        return b"".join(
+            _JOIN_REQUEST.pack(r.request_hash, r.fingerprint, r.version, r.seat) for r in records
+        )
+    return b"".join(_REQUEST.pack(r.request_hash, r.fingerprint, r.version) for r in records)
+
+
+def _unpack(data: bytes | None, joins: bool) -> tuple[RequestRecord, ...]:
+    if not data:
+        return ()
+    layout = _JOIN_REQUEST if joins else _REQUEST
+    return tuple(RequestRecord(*fields) for fields in layout.iter_unpack(data))
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """What the table keeps of a seat's holder: the token's nonce and digest (``None``: no
+    one ever held it), and the last request ids it sent (oldest first)."""
+
+    nonce: str = ""
+    digest: bytes | None = None
+    requests: tuple[RequestRecord, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeatChange:
+    """What a commit changes of a seat's record (``None``: unchanged)."""
+
+    nonce: str | None = None
+    digest: bytes | None = None
+    requests: tuple[RequestRecord, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableRecord:
+    """A table as stored: its state and the service's bookkeeping around it."""
+
+    table_id: str
+    version: int
+    state: TableState
+    last_time_ms: int = 0
+    code: str = ""
+    seats: tuple[SeatRecord, ...] = (SeatRecord(),) * SEATS
+    joins: tuple[RequestRecord, ...] = ()
+    turn_number: int = 0
+    deadline_kind: int = 0
+
+    @classmethod
+    def read(cls, table_id: str, values: Iterable[bytes | None]) -> TableRecord | None:
+        """The record from the values of :data:`LOAD_FIELDS` (``None``: no such table)."""
+        raw = {
+            name: value
+            for name, value in zip(LOAD_FIELDS, values, strict=True)
+            if value is not None
+        }
+        if Field.VERSION not in raw:
+            return None
+        chunks = int(raw[Field.STATE_CHUNKS])
+        state = b"".join(raw.get(Field.state_chunk(i), b"") for i in range(chunks))
+        return cls(
+            table_id=table_id,
+            version=int(raw[Field.VERSION]),
+            state=decode_state(state),
+            last_time_ms=int(raw.get(Field.LAST_TIME) or 0),
+            code=(raw.get(Field.CODE) or b"").decode(),
+            seats=tuple(
+                SeatRecord(
+                    nonce=(raw.get(Field.nonce(s)) or b"").decode(),
+                    digest=raw.get(Field.digest(s)),
+                    requests=_unpack(raw.get(Field.requests(s)), joins=False),
+                )
+                for s in range(SEATS)
+            ),
+            joins=_unpack(raw.get(Field.JOINS), joins=True),
+            turn_number=int(raw.get(Field.TURN) or 0),
+            deadline_kind=int(raw.get(Field.DEADLINE_KIND) or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordChanges:
+    """The bookkeeping a commit writes besides the state: per seat its changes, the join
+    records (``None``: unchanged), the invitation code (set once, at the creation)."""
+
+    seats: Mapping[int, SeatChange] = field(default_factory=dict)
+    joins: tuple[RequestRecord, ...] | None = None
+    code: str = ""
+
+    def fields(self) -> list[tuple[str, bytes | str]]:
+        """The hash fields these changes set."""
+        out: list[tuple[str, bytes | str]] = []
+        if self.code:
+            out.append((Field.CODE, self.code))
+        if self.joins is not None:
+            out.append((Field.JOINS, _pack(self.joins, joins=True)))
+        for seat, change in sorted(self.seats.items()):
+            if change.nonce is not None:
+                out.append((Field.nonce(seat), change.nonce))
+            if change.digest is not None:
+                out.append((Field.digest(seat), change.digest))
+            if change.requests is not None:
+                out.append((Field.requests(seat), _pack(change.requests, joins=False)))
+        return out
+
+
+def clock_fields(turn_number: int, deadline_kind: int, last_time_ms: int) -> list[tuple[str, int]]:
+    """The fields of the running clock and of the last command's time."""
+    return [
+        (Field.TURN, turn_number),
+        (Field.DEADLINE_KIND, deadline_kind),
+        (Field.LAST_TIME, last_time_ms),
+    ]
+
+
+def clock_of(turn: bytes | None, kind: bytes | None) -> tuple[int, int] | None:
+    """``(turn_number, kind)`` from a table's clock fields (``None``: the table expired)."""
+    return None if turn is None else (int(turn), int(kind or 0))
+
+
+def digest_of(record: TableRecord | None, changes: RecordChanges, seat: int) -> bytes | None:
+    """The seat's token digest after ``changes`` are written over ``record``."""
+    change = changes.seats.get(seat)
+    if change is not None and change.digest is not None:
+        return change.digest
+    return record.seats[seat].digest if record is not None else None
