@@ -59,9 +59,9 @@ run-clean: ## forget the local cluster's tables (deletes .run/)
 
 lint: install ## buf lint, ruff, mypy (strict on the rules engine)
 	cd protos && ../$(BIN)/buf lint
-	$(BIN)/ruff check services tests tools bench
-	$(BIN)/ruff format --check services tests tools bench
-	$(BIN)/mypy services tools bench tests
+	$(BIN)/ruff check services tests tools bench testing
+	$(BIN)/ruff format --check services tests tools bench testing
+	$(BIN)/mypy services tools bench tests testing
 
 test: install lint ## the whole suite (lint included)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q

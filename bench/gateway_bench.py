@@ -69,11 +69,9 @@ import argparse
 import asyncio
 import bisect
 import contextlib
-import json
 import os
 import platform
 import random
-import re
 import resource
 import sys
 import time
@@ -87,12 +85,13 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2_grpc
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, summary_ms, write_json
-from bench.common import nats_binary as _nats_binary
+from bench.common import write_json
 from services.client.api import CHANNEL_OPTIONS, DominosClient, SeatCredentials
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import NatsServer, RedisServer
-from tests.support.services import ServiceProcess
+from testing.cluster import Pids, ProcessCluster
+from testing.players import seat_four
+from testing.procfs import cpu_times, process_memory_kb
+from testing.servers import nats_binary
+from testing.stats import PERCENTILES, summary_ms
 
 _perf_ns = time.perf_counter_ns
 _T = TypeVar("_T")
@@ -105,7 +104,9 @@ PLAYING = game_pb2.PHASE_PLAYING
 TARGET_P50_MS = 1.5
 TARGET_P99_MS = 10.0
 TARGET_KB_PER_STREAM = 10.0
-PROBLEM_LEVELS = ("warning", "error", "critical")
+#: The services' settings in every benchmark cluster (every join of the bench comes from
+#: 127.0.0.1: the join rate limit at its maximum).
+CLUSTER_ENV = {"DOMINOS_LOG_LEVEL": "warning", "DOMINOS_JOIN_RATE_LIMIT": "100000"}
 
 
 # --- clients and streams ---------------------------------------------------------------------
@@ -274,30 +275,39 @@ class Step:
     phase: int
 
 
-async def seat_table(clients: list[DominosClient], number: int, failures: list[str]) -> Table:
-    """Create a table, join the three other seats, open four streams (one per client), wait
-    until every seat shows connected, start; returns once the four streams got the start."""
-    host, code, _ = await clients[0].create_table(f"Host{number}", TARGET)
-    seats = [host]
-    for k, client in enumerate(clients[1:], start=1):
-        credentials, _ = await client.join_table(code, f"P{number}-{k}")
-        seats.append(credentials)
-    streams: list[SeatStream | None] = [None] * 4
+async def seat_lobby(
+    clients: list[DominosClient], number: int, failures: list[str] | None
+) -> tuple[SeatCredentials, list[SeatStream]]:
+    """Create a table (target 500), join the three other seats (one per client); unless
+    ``failures`` is None (a table of absent players), open the four streams (one per client)
+    and wait until every seat shows connected. The game is not started."""
+    names = [f"Host{number}", *(f"P{number}-{k}" for k in (1, 2, 3))]
+    lobby = await seat_four(clients, names, TARGET)
+    host, seats = lobby.host, lobby.seats
+    if failures is None:
+        return host, []
     opened = await asyncio.gather(
         *(
             open_stream(client, credentials, failures)
             for client, credentials in zip(clients, seats, strict=True)
         )
     )
-    for stream in opened:
-        streams[stream.credentials.seat] = stream
-    ready = [s for s in streams if s is not None]
-    if len(ready) != 4:
+    streams = sorted(opened, key=lambda stream: stream.credentials.seat)
+    if [s.credentials.seat for s in streams] != [0, 1, 2, 3]:
         raise RuntimeError(f"table {host.table_id}: seats {[s.seat for s in seats]}")
-    await asyncio.gather(*(s.wait_view(all_connected, "with every seat connected") for s in ready))
+    await asyncio.gather(
+        *(s.wait_view(all_connected, "with every seat connected") for s in streams)
+    )
+    return host, streams
+
+
+async def seat_table(clients: list[DominosClient], number: int, failures: list[str]) -> Table:
+    """:func:`seat_lobby` (four streams, every seat connected), then start; returns once the
+    four streams got the start."""
+    host, streams = await seat_lobby(clients, number, failures)
     view = await clients[0].start(host)
-    await asyncio.gather(*(s.reached(view.version) for s in ready))
-    return Table(host.table_id, ready, view.version, view.phase)
+    await asyncio.gather(*(s.reached(view.version) for s in streams))
+    return Table(host.table_id, streams, view.version, view.phase)
 
 
 async def act(table: Table, rng: random.Random) -> Step:
@@ -393,44 +403,6 @@ async def measure_actions(
 # --- memory ----------------------------------------------------------------------------------
 
 
-def process_memory_kb(pid: int) -> dict[str, int | None]:
-    """``VmRSS`` (``/proc/<pid>/status``) and ``Pss`` (``smaps_rollup``, None if absent), KB."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    rss = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
-    pss: int | None = None
-    with contextlib.suppress(OSError):
-        found = re.search(
-            r"^Pss:\s+(\d+) kB", Path(f"/proc/{pid}/smaps_rollup").read_text(), re.MULTILINE
-        )
-        pss = int(found.group(1)) if found else None
-    return {"rss_kb": int(rss.group(1)) if rss else None, "pss_kb": pss}
-
-
-@dataclass(frozen=True, slots=True)
-class Pids:
-    """The cluster's processes."""
-
-    gateway: int
-    table: int
-    timer: int
-    redis: int
-    nats: int
-
-    def by_name(self) -> dict[str, int]:
-        """``{"gateway": pid, ...}``."""
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (``/proc/<pid>/stat``, all its threads)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-
-
 class CpuMeter:
     """CPU seconds each process of the cluster, and this one (``client``), used while running
     (between ``start`` and ``stop``, any number of times)."""
@@ -441,7 +413,7 @@ class CpuMeter:
         self._since: dict[str, float] | None = None
 
     def _read(self) -> dict[str, float]:
-        now = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        now = {name: sum(cpu_times(pid)) for name, pid in self.pids.items()}
         usage = resource.getrusage(resource.RUSAGE_SELF)
         now["client"] = usage.ru_utime + usage.ru_stime
         return now
@@ -486,12 +458,9 @@ async def measure_memory(
 
         def create(i: int) -> Callable[[], Awaitable[list[SeatCredentials]]]:
             async def job() -> list[SeatCredentials]:
-                host, code, _ = await clients[i % channels].create_table(f"M{i}", TARGET)
-                seats = [host]
-                for k in range(1, 4):
-                    joiner = clients[(i + k) % channels]
-                    seats.append((await joiner.join_table(code, f"M{i}-{k}"))[0])
-                return seats
+                seating = [clients[(i + k) % channels] for k in range(4)]
+                names = [f"M{i}", *(f"M{i}-{k}" for k in (1, 2, 3))]
+                return (await seat_four(seating, names, TARGET)).seats
 
             return job
 
@@ -636,147 +605,34 @@ class Config:
     seed: int
 
 
-def _problem_counts(log: bytes) -> dict[str, int]:
-    counts: Counter[str] = Counter()
-    for line in log.decode(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            counts["<raw output>"] += 1
-            continue
-        if isinstance(record, dict) and record.get("level") in PROBLEM_LEVELS:
-            counts[f"{record['level']}: {str(record.get('event'))[:90]}"] += 1
-    return dict(counts)
+def measure(
+    main: Callable[[ProcessCluster], Coroutine[Any, Any, dict[str, Any]]],
+    *,
+    keep_logs: bool = False,
+) -> dict[str, Any]:
+    """Start a cluster of one replica per role (:data:`CLUSTER_ENV`, the venv's nats-server),
+    run ``main(cluster)`` on an event loop, stop every process and remove the data
+    directories whatever happened; the results get the services' logged problems. The logs
+    are removed unless the run failed or ``keep_logs``."""
+    cluster = ProcessCluster.start(env=CLUSTER_ENV, nats_binary=nats_binary())
+    ok = False
+    try:
+        results = asyncio.run(main(cluster))
+        ok = True
+    finally:
+        cluster.stop()
+        if not ok:
+            logs = ", ".join(str(s.log_path) for s in cluster.started)
+            print(f"service logs kept: {logs}", file=sys.stderr)
+    results["log_problems"] = cluster.log_problems()
+    if keep_logs:
+        print(f"service logs: {', '.join(str(s.log_path) for s in cluster.started)}")
+    else:
+        cluster.remove_logs()
+    return results
 
 
-@dataclass
-class Cluster:
-    """The processes, started one by one so that ``stop`` stops what got started."""
-
-    redis: RedisServer | None = None
-    nats: NatsServer | None = None
-    services: list[ServiceProcess] = field(default_factory=list)
-    _marks: dict[str, int] = field(default_factory=dict)
-
-    def start(self) -> None:
-        """Redis, NATS, table, timer, gateway."""
-        # Redis and NATS authenticated as in production: each service is its own user.
-        self.redis = RedisServer(secrets=SESSION_SECRETS)
-        self.redis.start()
-        # Authenticated as in production: each service connects as its own NATS user.
-        self.nats = NatsServer(binary=_nats_binary(), secrets=SESSION_SECRETS)
-        self.nats.start()
-        env = {
-            "DOMINOS_LOG_LEVEL": "warning",
-            "DOMINOS_JOIN_RATE_LIMIT": "100000",
-        }
-        table = ServiceProcess(
-            "services.table",
-            {
-                **env,
-                "DOMINOS_REDIS_URL": self.redis.url_for("table"),
-                "DOMINOS_NATS_URL": self.nats.url_for("table"),
-            },
-        )
-        self.services.append(table)
-        table.start()
-        timer = ServiceProcess(
-            "services.timer",
-            {
-                **env,
-                "DOMINOS_REDIS_URL": self.redis.url_for("timer"),
-                "DOMINOS_NATS_URL": self.nats.url_for("timer"),
-            },
-        )
-        self.services.append(timer)
-        timer.start()
-        gateway = ServiceProcess(
-            "services.gateway",
-            {
-                **env,
-                "DOMINOS_REDIS_URL": self.redis.url_for("gateway"),
-                "DOMINOS_NATS_URL": self.nats.url_for("gateway"),
-                "DOMINOS_TABLE_SERVICE_ADDR": table.address,
-            },
-        )
-        self.services.append(gateway)
-        gateway.start()
-
-    @property
-    def gateway_address(self) -> str:
-        """Where the clients connect."""
-        return self.services[2].address
-
-    def pids(self) -> Pids:
-        """The process ids (every process started)."""
-        table, timer, gateway = (service.process for service in self.services)
-        assert table is not None and timer is not None and gateway is not None
-        assert self.redis is not None and self.redis.pid is not None
-        assert self.nats is not None and self.nats.pid is not None
-        return Pids(gateway.pid, table.pid, timer.pid, self.redis.pid, self.nats.pid)
-
-    def stop(self) -> None:
-        """Gateway, timer, table, then the servers (their data directories removed)."""
-        for service in reversed(self.services):
-            service.stop()
-        for managed in (self.nats, self.redis):
-            if managed is not None:
-                managed.cleanup()
-
-    def mark_logs(self) -> None:
-        """Remember where the logs end now: what follows is the teardown's."""
-        self._marks = {service.module: service.log_path.stat().st_size for service in self.services}
-
-    def log_problems(self) -> dict[str, dict[str, dict[str, int]]]:
-        """Per service, before the mark (``run``) and after it (``teardown``): how many times
-        each warning or error event was logged (lines that are not JSON log records, such as
-        a traceback, count as ``<raw output>``)."""
-        problems: dict[str, dict[str, dict[str, int]]] = {}
-        for service in self.services:
-            try:
-                text = service.log_path.read_bytes()
-            except OSError:
-                continue
-            mark = self._marks.get(service.module, len(text))
-            problems[service.module.removeprefix("services.")] = {
-                "run": _problem_counts(text[:mark]),
-                "teardown": _problem_counts(text[mark:]),
-            }
-        return problems
-
-    def remove_logs(self) -> None:
-        """Delete the services' log files (kept when the run failed)."""
-        for service in self.services:
-            service.log_path.unlink(missing_ok=True)
-
-    def measure(
-        self,
-        main: Callable[[Cluster], Coroutine[Any, Any, dict[str, Any]]],
-        *,
-        keep_logs: bool = False,
-    ) -> dict[str, Any]:
-        """Start the cluster, run ``main(cluster)`` on an event loop, stop every process and
-        remove the data directories whatever happened; the results get the services' logged
-        problems. The logs are removed unless the run failed or ``keep_logs``."""
-        ok = False
-        try:
-            self.start()
-            results = asyncio.run(main(self))
-            ok = True
-        finally:
-            self.stop()
-            if not ok:
-                logs = ", ".join(str(s.log_path) for s in self.services)
-                print(f"service logs kept: {logs}", file=sys.stderr)
-        results["log_problems"] = self.log_problems()
-        if keep_logs:
-            print(f"service logs: {', '.join(str(s.log_path) for s in self.services)}")
-        else:
-            self.remove_logs()
-        return results
-
-
-async def run(config: Config, cluster: Cluster) -> dict[str, Any]:
+async def run(config: Config, cluster: ProcessCluster) -> dict[str, Any]:
     """Both measurements against a started cluster; closes every client it opened."""
     assert cluster.redis is not None
     pids = cluster.pids()
@@ -973,7 +829,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     if min(config.plays, config.tables, config.memory_tables, config.channels) < 1:
         parser.error("--plays, --tables, --channels must be positive and --streams >= 4")
-    results = Cluster().measure(lambda cluster: run(config, cluster))
+    results = measure(lambda cluster: run(config, cluster))
     print_report(results)
     write_json(args.json, results)
     return 0

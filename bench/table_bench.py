@@ -60,8 +60,7 @@ import nats
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2, table_pb2_grpc
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, summary_ms, write_json
-from bench.common import nats_binary as _nats_binary
+from bench.common import write_json
 from services.common.bus import TABLE_SUBJECT_PREFIX
 from services.common.caller_auth import CallerCredentials
 from services.common.logging import configure_logging
@@ -71,9 +70,10 @@ from services.rules.tiles import HIGH, LOW
 from services.table.command_log import decode_log
 from services.table.server import TableServer, create_server
 from services.table.store import TableStore
-from tests.support import limits
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import NatsServer, RedisServer
+from testing import limits
+from testing.secrets import SESSION_SECRETS
+from testing.servers import NatsServer, RedisServer, nats_binary
+from testing.stats import PERCENTILES, summary_ms
 
 _perf_ns = time.perf_counter_ns
 EVENT_TIMEOUT_S = 10.0
@@ -632,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     nats_server: NatsServer | None = None
     try:
         redis_server = RedisServer(secrets=SESSION_SECRETS)
-        nats_server = NatsServer(binary=_nats_binary(), secrets=SESSION_SECRETS)
+        nats_server = NatsServer(binary=nats_binary(), secrets=SESSION_SECRETS)
         redis_server.start()
         nats_server.start()
         results = asyncio.run(

@@ -76,15 +76,16 @@ import nats
 from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
-from bench.common import PERCENTILES, nats_binary, write_json
+from bench.common import write_json
 from services.common.bus import TIMER_SUBJECT, table_subject
 from services.common.credentials import new_table_id
 from services.common.logging import configure_logging
-from services.common.schema import DEADLINES_KEY, table_key
+from services.common.schema import Field, deadlines_key, shard_of, shards_of, table_key
 from services.common.settings import Settings
 from services.timer.server import TimerServer, create_server
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import ManagedServer, NatsServer, RedisServer
+from testing.secrets import SESSION_SECRETS
+from testing.servers import ManagedServer, NatsServer, RedisServer, nats_binary
+from testing.stats import PERCENTILES, percentile
 
 TARGET_P99_MS = 10.0
 TARGET_MAX_MS = 50.0
@@ -100,14 +101,6 @@ SETUP_TIMEOUT_S = 30.0
 
 
 # --- statistics ------------------------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile of an ascending sequence (``p`` = 100 is the maximum)."""
-    if not sorted_values:
-        raise ValueError("no samples")
-    rank = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
 def summary(samples_ms: Sequence[float]) -> dict[str, float]:
@@ -165,9 +158,17 @@ async def seed(redis: Redis, nc: Any, load: list[Pending], *, events: bool, stat
         async with redis.pipeline(transaction=False) as pipe:
             for pending in chunk:
                 key = table_key(pending.table_id)
-                pipe.hset(key, mapping={"v": 1, "tn": pending.turn_number, "dk": 1})
+                clock: dict[str | bytes, int] = {
+                    Field.VERSION: 1,
+                    Field.TURN: pending.turn_number,
+                    Field.DEADLINE_KIND: 1,
+                }
+                pipe.hset(key, mapping=clock)  # type: ignore[arg-type]
                 pipe.pexpire(key, TABLE_TTL_MS)
-                pipe.zadd(DEADLINES_KEY, {pending.table_id: pending.deadline_ms})
+                pipe.zadd(
+                    deadlines_key(shard_of(pending.table_id)),
+                    {pending.table_id: pending.deadline_ms},
+                )
             await pipe.execute()
         if events:
             for pending in chunk:
@@ -242,7 +243,8 @@ async def move_on(
             batch.append(queue.get_nowait())
         tables = [table_id for table_id in batch if table_id is not None]
         if tables:
-            await redis.zrem(DEADLINES_KEY, *tables)
+            for shard, ids in shards_of(tables).items():
+                await redis.zrem(deadlines_key(shard), *ids)
             if events:
                 for table_id in tables:
                     await nc.publish(

@@ -25,14 +25,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.common import PERCENTILES, summary_ms, write_json
-from bench.common import nats_binary as _nats_binary
+from bench.common import write_json
 from bench.table_bench import Config, run
 from services.common.cluster_auth.nats import TlsFiles
 from services.common.logging import configure_logging
-from tests.support.certificates import make_certificates
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import ManagedServer, NatsServer, RedisServer
+from testing.certificates import make_certificates
+from testing.secrets import SESSION_SECRETS
+from testing.servers import ManagedServer, NatsServer, RedisServer, nats_binary
+from testing.stats import PERCENTILES, summary_ms
 
 MODES = ("plain", "tls")
 
@@ -40,7 +40,7 @@ MODES = ("plain", "tls")
 def _servers(tls: TlsFiles | None) -> tuple[RedisServer, NatsServer]:
     return (
         RedisServer(secrets=SESSION_SECRETS, tls=tls),
-        NatsServer(binary=_nats_binary(), secrets=SESSION_SECRETS, tls=tls),
+        NatsServer(binary=nats_binary(), secrets=SESSION_SECRETS, tls=tls),
     )
 
 

@@ -17,11 +17,11 @@ from collections.abc import Callable
 
 from dominos.v1 import gateway_pb2
 
-from bench.common import percentile
 from services.common import credentials
 from services.common.projection import table_view
 from services.common.published import seat_holders
 from services.rules import Create, Join, Start, TableState, apply, create
+from testing.stats import percentile
 
 BATCH = 100
 

@@ -1,7 +1,7 @@
 """Shared fixtures: real Redis and NATS servers, started lazily once per test session.
 
 - ``cluster_secrets`` (session): the session's :class:`ClusterSecrets` (the same object as
-  ``tests.support.secrets.SESSION_SECRETS``, so service processes agree with the servers).
+  ``testing.secrets.SESSION_SECRETS``, so service processes agree with the servers).
 - ``redis_server`` / ``nats_server`` (session): a :class:`RedisServer` (no persistence; with
   ``cluster_secrets``: the production ACL users, ``default`` off; connect with
   ``redis_server.url_for(identity)``) and a
@@ -35,10 +35,9 @@ import redis.asyncio as aioredis
 from nats.aio.client import Client as NatsClient
 
 from services.common.cluster_auth.secrets import ClusterSecrets
-from services.common.connections import connect_redis
-from services.common.settings import Settings
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import NatsServer, RedisServer
+from testing.connect import service_clients
+from testing.secrets import SESSION_SECRETS
+from testing.servers import NatsServer, RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -93,18 +92,8 @@ async def redis_connect(
     """``redis_connect("gateway")``: a client of ``redis_server`` as that identity, built as
     the services build theirs (``connect_redis``); every one is closed after the test. The
     server was flushed (``redis_client``)."""
-    clients: list[aioredis.Redis] = []
-
-    def connect(identity: str) -> aioredis.Redis:
-        client = connect_redis(Settings(redis_url=redis_server.url_for(identity)))
-        clients.append(client)
-        return client
-
-    try:
+    async with service_clients(redis_server.url_for) as connect:
         yield connect
-    finally:
-        for client in clients:
-            await client.aclose()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
@@ -125,18 +126,29 @@ def connect_redis(settings: Settings) -> Redis:
     (``redis://<identity>:<password>@host:port/0``; ``rediss://`` for TLS, see
     :func:`redis_tls_options`). A connection sends ``HELLO 3 AUTH`` and then, idle for 10 s,
     ``PING``: both within every service's ACL (``services.common.cluster_auth.redis``); no
-    ``CLIENT SETINFO`` (``driver_info=None``), which the ACLs do not grant."""
-    pool = BlockingConnectionPool.from_url(
-        settings.redis_url,
-        driver_info=None,
+    ``CLIENT SETINFO`` (``driver_info=None``), which the ACLs do not grant.
+
+    With ``DOMINOS_REDIS_CLUSTER`` the client is a Redis Cluster client: the URL names one
+    node, the others are discovered (``CLUSTER SLOTS``), each command goes to the node of its
+    keys' slot and follows ``MOVED``/``ASK`` redirections; every step the services run
+    touches one slot (:mod:`services.common.schema`). It is typed as ``Redis``: the services
+    use the commands both clients share."""
+    options: dict[str, Any] = {
+        "driver_info": None,
         **redis_tls_options(settings),
-        max_connections=REDIS_POOL_SIZE,
-        timeout=REDIS_POOL_WAIT_S,
-        decode_responses=False,
-        health_check_interval=10,
-        socket_keepalive=True,
-        socket_timeout=REDIS_SOCKET_TIMEOUT_S,
-        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
-    )
-    client: Any = Redis(connection_pool=pool)
+        "max_connections": REDIS_POOL_SIZE,
+        "decode_responses": False,
+        "health_check_interval": 10,
+        "socket_keepalive": True,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT_S,
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_S,
+    }
+    client: Any
+    if settings.redis_cluster:
+        client = RedisCluster.from_url(settings.redis_url, **options)
+    else:
+        pool = BlockingConnectionPool.from_url(
+            settings.redis_url, timeout=REDIS_POOL_WAIT_S, **options
+        )
+        client = Redis(connection_pool=pool)
     return client  # type: ignore[no-any-return]

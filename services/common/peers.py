@@ -8,14 +8,17 @@ site usually holds a whole /64, so counting single addresses would multiply its 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 __all__ = ["client_address"]
 
 
+@functools.lru_cache(maxsize=16_384)
 def client_address(peer: str) -> str:
     """``ipv4:203.0.113.7:5123`` → ``ipv4:203.0.113.7``; ``ipv6:[2001:db8::1]:5123`` →
-    ``ipv6:[2001:db8::]/64``; anything else unchanged."""
+    ``ipv6:[2001:db8::]/64``; anything else unchanged. Remembered per peer (a gateway asks
+    for it at admission and again to forward the call)."""
     if peer.startswith("ipv6:["):
         host = peer[len("ipv6:[") : peer.index("]")] if "]" in peer else ""
         try:

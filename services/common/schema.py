@@ -3,32 +3,42 @@
 records stored in them. No other module spells a key or a field name; the services' Lua
 scripts take their field names from :func:`lua` and their keys as arguments.
 
+**Shards.** Every table belongs to one of :data:`SHARDS` shards, :func:`shard_of` its id.
+Every key of a table and every index entry about it live under the shard's hash tag
+``{sNN}``, so each atomic step (a commit, a claim, a lease) touches one hash slot and runs
+unchanged on a single Redis or on Redis Cluster. An invitation code and a create request id
+are drawn or matched to their table's shard (:func:`shard_of` of the code, of the request id
+hash), so that the commit that writes them is still one slot. Budgets of a client address
+live under the address's own tag.
+
 | key | type | holds | written by |
 |---|---|---|---|
-| ``dominos:{T}:table`` | hash | one table (:class:`TableRecord`, fields :class:`Field`) | table |
-| ``dominos:{T}:outbox`` | sorted set | events committed, not yet acknowledged by NATS, scored by version | table |
-| ``dominos:{T}:limit:<name>`` | string | a table's budget counters (lobby changes, connections per seat) | table |
-| ``dominos:{T}:timerlease`` | string | the timer's claim on the running clock (value: its turn number) | timer |
-| ``dominos:{T}:leases`` | hash | presence leases, seat -> holder (``<gateway>:<stream>``) | gateway |
-| ``dominos:deadlines`` | sorted set | table id scored by its running clock's deadline (ms) | table |
-| ``dominos:outbox:pending`` | sorted set | tables with a non-empty outbox, scored by when it filled | table |
-| ``dominos:phase:<phase>`` | sorted set | live tables per phase, scored by expiry | table |
-| ``dominos:presence`` | sorted set | ``<T>:<seat>`` scored by the lease's expiry (Redis clock, ms) | gateway |
-| ``dominos:code:<CODE>`` | string | the table id of an invitation code | table |
-| ``dominos:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) | table |
-| ``dominos:joinfail:<address>`` | string | failed joins of a client address this minute (D6) | table |
-| ``dominos:joinfail:c:<connection>`` | string | failed joins of one client connection this minute | table |
-| ``dominos:limit:<name>:<subject>`` | string | budgets that are not a table's (creates per address, cluster-wide) | table |
-| ``dominos:lobbies:<address>`` | sorted set | open lobbies created from an address, scored by expiry | table |
+| ``dominos:{S}:table:<T>`` | hash | one table (:class:`TableRecord`, fields :class:`Field`) | table |
+| ``dominos:{S}:outbox:<T>`` | sorted set | events committed, not yet acknowledged by NATS, scored by version | table |
+| ``dominos:{S}:limit:<T>:<name>`` | string | a table's budget counters (lobby changes, connections per seat) | table |
+| ``dominos:{S}:timerlease:<T>`` | string | the timer's claim on the running clock (value: its turn number) | timer |
+| ``dominos:{S}:leases:<T>`` | hash | presence leases, seat -> holder (``<gateway>:<stream>``) | gateway |
+| ``dominos:{S}:deadlines`` | sorted set | the shard's tables scored by their running clock's deadline (ms) | table |
+| ``dominos:{S}:pending`` | sorted set | the shard's tables with a non-empty outbox, scored by when it filled | table |
+| ``dominos:{S}:phase:<phase>`` | sorted set | the shard's live tables per phase, scored by expiry | table |
+| ``dominos:{S}:presence`` | sorted set | ``<T>:<seat>`` scored by the lease's expiry (Redis clock, ms) | gateway |
+| ``dominos:{S}:code:<CODE>`` | string | the table id of an invitation code | table |
+| ``dominos:{S}:create:<rid>`` | string | ``<table id>|<fingerprint>`` of a create request id (10 minutes) | table |
+| ``dominos:joinfail:{<address>}`` | string | failed joins of a client address this minute (D6) | table |
+| ``dominos:joinfail:{<address>}:c:<connection>`` | string | failed joins of one client connection this minute | table |
+| ``dominos:limit:<name>:{<subject>}:<window>`` | string | budgets that are not a table's (creates per address, cluster-wide) | table |
+| ``dominos:lobbies:{<address>}`` | sorted set | open lobbies created from an address, scored by expiry | table |
+| ``dominos:timers`` | sorted set | live timer replicas scored by their heartbeat's expiry (they divide the shards) | timer |
 
-Every key of a table carries the hash tag ``{<table_id>}``. Every value of the table hash is
-at most 64 bytes (the state and the log are cut in chunks), so Redis keeps it in its compact
-listpack encoding: a live table costs about 1.3 KB.
+``S`` is ``s00`` .. ``s63``. Every value of the table hash is at most 64 bytes (the state and
+the log are cut in chunks), so Redis keeps it in its compact listpack encoding: a live table
+costs about 1.3 KB.
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from string import Template
@@ -37,16 +47,15 @@ from typing import Final
 from services.rules import TableState, decode_state
 
 __all__ = [
-    "DEADLINES_KEY",
     "JOIN_REQUESTS_KEPT",
     "LOAD_FIELDS",
     "MAX_STATE_CHUNKS",
-    "PENDING_KEY",
     "PHASES",
     "PREFIX",
-    "PRESENCE_KEY",
     "SEATS",
     "SEAT_REQUESTS_KEPT",
+    "SHARDS",
+    "TIMERS_KEY",
     "Field",
     "Pattern",
     "RecordChanges",
@@ -59,15 +68,20 @@ __all__ = [
     "code_key",
     "connection_failures_key",
     "create_key",
+    "deadlines_key",
     "digest_of",
     "join_failures_key",
     "limit_key",
     "lobbies_key",
     "lua",
     "outbox_key",
+    "pending_key",
     "phase_key",
+    "presence_key",
     "presence_leases_key",
     "presence_member",
+    "shard_of",
+    "shards_of",
     "table_key",
     "table_limit_key",
     "timer_lease_key",
@@ -86,74 +100,120 @@ MAX_STATE_CHUNKS: Final = 12
 
 # -- keys ------------------------------------------------------------------------------------
 
-DEADLINES_KEY: Final = f"{PREFIX}:deadlines"
-PENDING_KEY: Final = f"{PREFIX}:outbox:pending"
-PRESENCE_KEY: Final = f"{PREFIX}:presence"
+#: How many shards the tables and their indexes are divided into (fixed: a table's keys are
+#: named by its shard, so changing it is a data migration).
+SHARDS: Final = 64
+#: Every timer replica's heartbeat (the replicas divide the shards between them).
+TIMERS_KEY: Final = f"{PREFIX}:timers"
+
+
+def shard_of(name: str | bytes) -> int:
+    """The shard of a table id, an invitation code or a create request id's hash."""
+    data = name.encode() if isinstance(name, str) else name
+    return zlib.crc32(data) % SHARDS
+
+
+def shards_of(names: Iterable[str]) -> dict[int, list[str]]:
+    """``names`` (table ids) grouped by shard, in their order within each shard."""
+    groups: dict[int, list[str]] = {}
+    for name in names:
+        groups.setdefault(shard_of(name), []).append(name)
+    return groups
+
+
+def _tag(shard: int | str) -> str:
+    """The hash tag of a shard (``*`` for a glob over every shard)."""
+    return "{*}" if shard == "*" else f"{{s{shard:02d}}}"
+
+
+def _table(kind: str, table_id: str) -> str:
+    shard: int | str = "*" if table_id == "*" else shard_of(table_id)
+    return f"{PREFIX}:{_tag(shard)}:{kind}:{table_id}"
 
 
 def table_key(table_id: str) -> str:
     """The hash of a table."""
-    return f"{PREFIX}:{{{table_id}}}:table"
+    return _table("table", table_id)
 
 
 def outbox_key(table_id: str) -> str:
     """The outbox of a table."""
-    return f"{PREFIX}:{{{table_id}}}:outbox"
+    return _table("outbox", table_id)
 
 
 def table_limit_key(table_id: str, name: str) -> str:
     """The counter of one of a table's budgets (in the table's hash slot)."""
-    return f"{PREFIX}:{{{table_id}}}:limit:{name}"
+    return f"{_table('limit', table_id)}:{name}"
 
 
 def timer_lease_key(table_id: str) -> str:
     """The claim lease of a table's running clock."""
-    return f"{PREFIX}:{{{table_id}}}:timerlease"
+    return _table("timerlease", table_id)
 
 
 def presence_leases_key(table_id: str) -> str:
     """The gateways' presence leases on a table's seats (a hash: seat -> holder)."""
-    return f"{PREFIX}:{{{table_id}}}:leases"
+    return _table("leases", table_id)
 
 
 def presence_member(table_id: str, seat: int) -> str:
-    """A lease's member of the presence index."""
+    """A lease's member of its shard's presence index."""
     return f"{table_id}:{seat}"
 
 
-def phase_key(phase: str) -> str:
-    """The index of the live tables in a phase (member table id, score its expiry)."""
-    return f"{PREFIX}:phase:{phase}"
+def deadlines_key(shard: int | str) -> str:
+    """A shard's deadline index (member table id, score its running clock's deadline)."""
+    return f"{PREFIX}:{_tag(shard)}:deadlines"
+
+
+def pending_key(shard: int | str) -> str:
+    """A shard's tables with unpublished events (score: when their outbox filled)."""
+    return f"{PREFIX}:{_tag(shard)}:pending"
+
+
+def phase_key(shard: int | str, phase: str) -> str:
+    """A shard's index of the live tables in a phase (member table id, score its expiry)."""
+    return f"{PREFIX}:{_tag(shard)}:phase:{phase}"
+
+
+def presence_key(shard: int | str) -> str:
+    """A shard's index of presence leases (member ``<T>:<seat>``, score its expiry)."""
+    return f"{PREFIX}:{_tag(shard)}:presence"
 
 
 def code_key(code: str) -> str:
-    """The table id of an invitation code."""
-    return f"{PREFIX}:code:{code}"
+    """The table id of an invitation code (in the code's shard, which is its table's)."""
+    shard: int | str = "*" if code == "*" else shard_of(code)
+    return f"{PREFIX}:{_tag(shard)}:code:{code}"
 
 
 def create_key(request_hash: str) -> str:
-    """The table created by a create request id."""
-    return f"{PREFIX}:create:{request_hash}"
+    """The table created by a create request id (in its shard, which is its table's)."""
+    shard: int | str = "*" if request_hash == "*" else shard_of(request_hash)
+    return f"{PREFIX}:{_tag(shard)}:create:{request_hash}"
 
 
 def join_failures_key(address: str) -> str:
     """Failed joins of a client address in the current minute."""
-    return f"{PREFIX}:joinfail:{address}"
+    return f"{PREFIX}:joinfail:{{{address}}}"
 
 
-def connection_failures_key(connection: str) -> str:
-    """Failed joins of one client connection in the current minute."""
-    return f"{PREFIX}:joinfail:c:{connection}"
+def connection_failures_key(address: str, connection: str) -> str:
+    """Failed joins of one client connection in the current minute (in its address's slot,
+    so that both budgets of a join are checked in one step)."""
+    return f"{PREFIX}:joinfail:{{{address}}}:c:{connection}"
 
 
-def limit_key(name: str, subject: str = "") -> str:
-    """The counter of a budget that is not a table's (``subject``: e.g. a client address)."""
-    return f"{PREFIX}:limit:{name}:{subject}" if subject else f"{PREFIX}:limit:{name}"
+def limit_key(name: str, subject: str, window: str = "") -> str:
+    """The counter of a budget that is not a table's (``subject``: e.g. a client address,
+    or ``cluster``; ``window``: when a budget has several, e.g. ``m`` and ``h``)."""
+    key = f"{PREFIX}:limit:{name}:{{{subject}}}"
+    return f"{key}:{window}" if window else key
 
 
 def lobbies_key(address: str) -> str:
     """The open lobbies created from a client address."""
-    return f"{PREFIX}:lobbies:{address}"
+    return f"{PREFIX}:lobbies:{{{address}}}"
 
 
 class Pattern:
@@ -164,15 +224,16 @@ class Pattern:
     TABLE_LIMITS: Final = table_limit_key("*", "*")
     TIMER_LEASE: Final = timer_lease_key("*")
     LEASES: Final = presence_leases_key("*")
-    DEADLINES: Final = DEADLINES_KEY
-    PENDING: Final = PENDING_KEY
-    PHASES: Final = phase_key("*")
-    PRESENCE: Final = PRESENCE_KEY
+    DEADLINES: Final = deadlines_key("*")
+    PENDING: Final = pending_key("*")
+    PHASES: Final = phase_key("*", "*")
+    PRESENCE: Final = presence_key("*")
     CODES: Final = code_key("*")
     CREATES: Final = create_key("*")
-    JOIN_FAILURES: Final = join_failures_key("*")
+    JOIN_FAILURES: Final = f"{PREFIX}:joinfail:*"
     LIMITS: Final = f"{PREFIX}:limit:*"
-    LOBBIES: Final = lobbies_key("*")
+    LOBBIES: Final = f"{PREFIX}:lobbies:*"
+    TIMERS: Final = TIMERS_KEY
 
 
 # -- the table hash --------------------------------------------------------------------------

@@ -28,6 +28,7 @@ the two identical):
 | `DOMINOS_GRPC_PORT` | `50051` | 0 to 65535 | gRPC listen port; 0 picks a free port. |
 | `DOMINOS_METRICS_PORT` | `9100` | -1 to 65535 | Prometheus `/metrics` HTTP port; 0 picks a free port, -1 disables the endpoint. |
 | `DOMINOS_REDIS_URL` | `redis://127.0.0.1:6379/0` | `redis://`, `rediss://` or `unix://` URL | Redis holding all table state. |
+| `DOMINOS_REDIS_CLUSTER` | `0` | `1`/`0`, `true`/`false`, `yes`/`no` | Redis is a Redis Cluster: `DOMINOS_REDIS_URL` names one of its nodes, the client discovers the others and follows the slots. |
 | `DOMINOS_REDIS_CA_FILE` | `` | file path, or empty | PEM file of the CA that signed the Redis server's certificate (needs a `rediss://` URL); empty: the system's CAs. |
 | `DOMINOS_NATS_URL` | `nats://127.0.0.1:4222` | comma-separated `nats://`, `tls://`, `ws://`, `wss://` URLs | NATS server(s) of the message bus. |
 | `DOMINOS_TABLE_SERVICE_ADDR` | `127.0.0.1:50051` | `host:port` or gRPC target (`dns:///table:50051`) | Where the gateway reaches the table service. |
@@ -75,7 +76,7 @@ import dataclasses
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -273,6 +274,13 @@ class Settings:
         "Redis holding all table state.",
         kind="redis_url",
         allowed="`redis://`, `rediss://` or `unix://` URL",
+    )
+    redis_cluster: bool = _var(
+        "DOMINOS_REDIS_CLUSTER",
+        False,
+        "Redis is a Redis Cluster: `DOMINOS_REDIS_URL` names one of its nodes, the client discovers the others and follows the slots.",
+        kind="flag",
+        allowed="`1`/`0`, `true`/`false`, `yes`/`no`",
     )
     redis_ca_file: str = _var(
         "DOMINOS_REDIS_CA_FILE",
@@ -777,28 +785,107 @@ def _parse(spec: Variable, raw: str) -> Any:
     return text
 
 
+def _validate_int(spec: Variable, value: object) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(spec.name, f"expected an integer, got {value!r}")
+    _check_range(spec, value)
+    return value
+
+
+def _validate_float(spec: Variable, value: object) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SettingsError(spec.name, f"expected a number of seconds, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise SettingsError(spec.name, f"must be a finite number, got {value!r}")
+    _check_range(spec, number)
+    return number
+
+
+def _validate_flag(spec: Variable, value: object) -> Any:
+    if isinstance(value, bool):
+        return value
+    flag = _FLAG_VALUES.get(str(value).strip().lower())
+    if flag is None:
+        raise SettingsError(spec.name, f"expected 1/0, true/false or yes/no, got {value!r}")
+    return flag
+
+
+def _validate_name(spec: Variable, text: str) -> str:
+    if not _SERVICE_NAME_RE.fullmatch(text):
+        raise SettingsError(
+            spec.name, f"invalid name {text!r}; use 1-63 letters, digits, '.', '_' or '-'"
+        )
+    return text
+
+
+def _validate_nats_url(spec: Variable, text: str) -> str:
+    urls = _split_urls(text)
+    if not urls:
+        raise SettingsError(spec.name, "must name at least one server")
+    for url in urls:
+        _check_url(spec, url, _NATS_SCHEMES, need_host=True)
+    return ",".join(urls)
+
+
+def _validate_redis_url(spec: Variable, text: str) -> str:
+    _check_url(spec, text, _REDIS_SCHEMES, need_host=not text.startswith("unix:"))
+    return text
+
+
+def _validate_callers(spec: Variable, text: str) -> str:
+    credentials = [credential.strip() for credential in text.split(",")]
+    for credential in credentials:
+        if not _CREDENTIAL_RE.fullmatch(credential):
+            raise SettingsError(
+                spec.name,
+                "expected comma-separated <caller>.<secret> credentials (a lower-case "
+                "name, a dot, at least 16 characters of A-Z a-z 0-9 _ -)",
+            )
+    return ",".join(credentials)
+
+
+def _validate_choice(spec: Variable, text: str) -> str:
+    what, choices = _CHOICES[spec.kind]
+    choice = text.lower()
+    if choice not in choices:
+        raise SettingsError(
+            spec.name, f"unknown {what} {text!r}; expected one of {', '.join(choices)}"
+        )
+    return choice
+
+
+def _validate_word(spec: Variable, text: str) -> str:
+    """A text without whitespace: a target, a secret, a path."""
+    if any(ch.isspace() for ch in text):
+        shown = "" if spec.kind in _SECRET_KINDS else f", got {text!r}"
+        raise SettingsError(spec.name, f"must not contain whitespace{shown}")
+    if spec.kind == "target":
+        _check_target(spec, text)
+    if spec.kind in ("secret", "optional_secret") and len(text) < 16:
+        raise SettingsError(spec.name, "must have at least 16 characters")
+    return text
+
+
+#: The validators of the kinds that are not text.
+_VALUE_VALIDATORS: Final[dict[str, Callable[[Variable, object], Any]]] = {
+    "int": _validate_int,
+    "float": _validate_float,
+    "flag": _validate_flag,
+}
+#: The validators of text kinds (any other text kind: :func:`_validate_word`).
+_TEXT_VALIDATORS: Final[dict[str, Callable[[Variable, str], str]]] = {
+    "name": _validate_name,
+    "nats_url": _validate_nats_url,
+    "redis_url": _validate_redis_url,
+    "callers": _validate_callers,
+}
+
+
 def _validate(spec: Variable, value: object) -> Any:
     """Check ``value`` against ``spec``; return it normalised or raise :class:`SettingsError`."""
-    if spec.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SettingsError(spec.name, f"expected an integer, got {value!r}")
-        _check_range(spec, value)
-        return value
-    if spec.kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SettingsError(spec.name, f"expected a number of seconds, got {value!r}")
-        number = float(value)
-        if not math.isfinite(number):
-            raise SettingsError(spec.name, f"must be a finite number, got {value!r}")
-        _check_range(spec, number)
-        return number
-    if spec.kind == "flag":
-        if isinstance(value, bool):
-            return value
-        flag = _FLAG_VALUES.get(str(value).strip().lower())
-        if flag is None:
-            raise SettingsError(spec.name, f"expected 1/0, true/false or yes/no, got {value!r}")
-        return flag
+    if spec.kind in _VALUE_VALIDATORS:
+        return _VALUE_VALIDATORS[spec.kind](spec, value)
     if not isinstance(value, str):
         raise SettingsError(spec.name, f"expected a string, got {value!r}")
     text = value.strip()
@@ -807,48 +894,8 @@ def _validate(spec: Variable, value: object) -> Any:
             return ""
         raise SettingsError(spec.name, "must not be empty")
     if spec.kind in _CHOICES:
-        what, choices = _CHOICES[spec.kind]
-        choice = text.lower()
-        if choice not in choices:
-            raise SettingsError(
-                spec.name, f"unknown {what} {value!r}; expected one of {', '.join(choices)}"
-            )
-        return choice
-    if spec.kind == "name":
-        if not _SERVICE_NAME_RE.fullmatch(text):
-            raise SettingsError(
-                spec.name,
-                f"invalid name {value!r}; use 1-63 letters, digits, '.', '_' or '-'",
-            )
-        return text
-    if spec.kind == "nats_url":
-        urls = _split_urls(text)
-        if not urls:
-            raise SettingsError(spec.name, "must name at least one server")
-        for url in urls:
-            _check_url(spec, url, _NATS_SCHEMES, need_host=True)
-        return ",".join(urls)
-    if spec.kind == "redis_url":
-        _check_url(spec, text, _REDIS_SCHEMES, need_host=not text.startswith("unix:"))
-        return text
-    if spec.kind == "callers":
-        credentials = [credential.strip() for credential in text.split(",")]
-        for credential in credentials:
-            if not _CREDENTIAL_RE.fullmatch(credential):
-                raise SettingsError(
-                    spec.name,
-                    "expected comma-separated <caller>.<secret> credentials (a lower-case "
-                    "name, a dot, at least 16 characters of A-Z a-z 0-9 _ -)",
-                )
-        return ",".join(credentials)
-    if any(ch.isspace() for ch in text):
-        shown = "" if spec.kind in _SECRET_KINDS else f", got {value!r}"
-        raise SettingsError(spec.name, f"must not contain whitespace{shown}")
-    if spec.kind == "target":
-        _check_target(spec, text)
-    if spec.kind in ("secret", "optional_secret") and len(text) < 16:
-        raise SettingsError(spec.name, "must have at least 16 characters")
-    return text
+        return _validate_choice(spec, text)
+    return _TEXT_VALIDATORS.get(spec.kind, _validate_word)(spec, text)
 
 
 def _check_range(spec: Variable, number: float) -> None:

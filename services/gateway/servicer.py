@@ -21,6 +21,7 @@ import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -59,12 +60,36 @@ _Request = TypeVar("_Request")
 _Handler = Callable[[Any, _Request, Any], Awaitable[_Reply]]
 
 CALL_TIMEOUT_S: Final = 5.0
-#: Upstream failures a command may be retried after (it carries a request id: it acts once).
-#: CANCELLED here means the table service went away mid-call (a restart), not our client.
-_RETRYABLE: Final = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
-RETRIES: Final = 3
-#: Attempts to mark a seat connected when a stream opens (the table may be busy).
-PRESENCE_RETRIES: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Which upstream failures a call is retried after, how often, and from what delay
+    (doubling, with up to ``jitter`` of it added at random). A failure of ``unavailable_after``
+    still there after the last attempt is answered UNAVAILABLE (retry later), not relayed."""
+
+    codes: tuple[grpc.StatusCode, ...]
+    attempts: int
+    delay_s: float
+    jitter: float = 0.0
+    unavailable_after: tuple[grpc.StatusCode, ...] = ()
+
+
+#: A command: retried after UNAVAILABLE, and after CANCELLED, which here means the table
+#: service went away mid-call (a restart), not our client. It carries a request id: it acts
+#: at most once.
+COMMAND_RETRY: Final = Retry(
+    (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED), attempts=3, delay_s=0.05
+)
+#: Marking a seat connected when a stream opens: harmless twice, so also retried when the
+#: table changed too fast (ABORTED), with jitter; still ABORTED after that: UNAVAILABLE.
+PRESENCE_RETRY: Final = Retry(
+    (*COMMAND_RETRY.codes, grpc.StatusCode.ABORTED),
+    attempts=5,
+    delay_s=0.02,
+    jitter=1.0,
+    unavailable_after=(grpc.StatusCode.ABORTED,),
+)
 #: The contract's protobuf package.
 CONTRACT: Final = gateway_pb2.DESCRIPTOR.package
 #: Why a watcher closes when the gateway shuts down.
@@ -243,24 +268,28 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         request: Any,
         context: Any,
         subjects: Mapping[str, Hashable] | None = None,
+        retry: Retry = COMMAND_RETRY,
     ) -> Any:
-        """Call the table service; retry UNAVAILABLE and an upstream CANCELLED with backoff;
-        relay any other error to the client. With ``subjects`` (budget → who it counts), a
-        budget refusal still held for them is answered here, and a new one is held."""
+        """Call the table service, retried as ``retry`` says with backoff; relay any other
+        error to the client. With ``subjects`` (budget → who it counts), a budget refusal
+        still held for them is answered here, and a new one is held."""
         if subjects:
             held = self.refusals.check(subjects)
             if held is not None:
                 metrics.REFUSALS_REPEATED.labels(held.metadata["limit"]).inc()
                 await abort(context, held)
-        delay = 0.05
-        for attempt in range(RETRIES + 1):
+        delay = retry.delay_s
+        for attempt in range(retry.attempts + 1):
             try:
                 return await method(request, timeout=CALL_TIMEOUT_S)
             except grpc.aio.AioRpcError as error:
-                if error.code() in _RETRYABLE and attempt < RETRIES and not _ended(context):
-                    await asyncio.sleep(delay)
+                code = error.code()
+                if code in retry.codes and attempt < retry.attempts and not _ended(context):
+                    await asyncio.sleep(delay * (1 + retry.jitter * random.random()))
                     delay *= 2
                     continue
+                if code in retry.unavailable_after:
+                    await abort(context, _upstream_failure(error))
                 if subjects:
                     self.refusals.remember(error, subjects)
                 await self._relay(error, context)
@@ -352,10 +381,10 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         token = await self._token(context)
         mine = credentials.token_holder(token)
         # A seat that connected too often is refused here until its window ends.
-        budget = {"connections_per_seat": ("seat", request.table_id, mine)}
+        budget: dict[str, Hashable] = {Limit.CONNECTIONS_PER_SEAT: ("seat", request.table_id, mine)}
         held = self.refusals.check(budget)
         if held is not None:
-            metrics.REFUSALS_REPEATED.labels("connections_per_seat").inc()
+            metrics.REFUSALS_REPEATED.labels(Limit.CONNECTIONS_PER_SEAT).inc()
             await abort(context, held)
         seat, checked_at = await self._seat_of(request.table_id, token, context)
         table_id = request.table_id
@@ -375,27 +404,10 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         with bound_context(table_id=table_id, seat=seat):
             try:
                 await self._connect(table_id, seat, token, holder, context, budget)
-                while True:
-                    try:
-                        version = await watcher.next()  # shared with the table's other streams
-                    except WatcherClosed as closed:
-                        if str(closed) == SHUTDOWN:
-                            await abort(context, _shutting_down())
-                        metrics.STREAMS_REPLACED.inc()
-                        await abort(context, replaced())
-                    state = version.state
-                    if version.holders and credentials.holder_of(version.holders, seat) != mine:
-                        if state.version <= checked_at:
-                            continue  # older than the token check: a feed catching up
-                        revoked = True
-                        metrics.STREAMS_REVOKED.inc()
-                        await abort(context, _seat_freed())
-                    # No view is kept between versions: an idle stream holds no message.
-                    await context.write(
-                        gateway_pb2.WatchTableResponse(view=table_view(state, seat, self.now_ms()))
-                    )
-                    if state.phase in _DONE:
-                        return
+                ended = await self._send_versions(watcher, seat, mine, checked_at, context)
+                if ended is not None:
+                    revoked = ended.reason is Reason.TOKEN_INVALID
+                    await abort(context, ended)
             finally:
                 metrics.STREAMS.dec()
                 self.admission.close_stream(slot)
@@ -407,6 +419,32 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 )
                 self._background.add(cleanup)
                 cleanup.add_done_callback(self._background.discard)
+
+    async def _send_versions(
+        self, watcher: Any, seat: int, mine: bytes, checked_at: int, context: Any
+    ) -> ServiceError | None:
+        """Send the seat's view of every version until the game is over (``None``), or the
+        error the stream ends with: the seat's holder changed (its token was revoked), the
+        watcher was replaced by a newer stream of the token, or the gateway shuts down."""
+        while True:
+            try:
+                version = await watcher.next()  # shared with the table's other streams
+            except WatcherClosed as closed:
+                if str(closed) == SHUTDOWN:
+                    return _shutting_down()
+                metrics.STREAMS_REPLACED.inc()
+                return replaced()
+            state = version.state
+            if version.holders and credentials.holder_of(version.holders, seat) != mine:
+                if state.version <= checked_at:
+                    continue  # older than the token check: a feed catching up
+                metrics.STREAMS_REVOKED.inc()
+                return _seat_freed()
+            # No view is kept between versions: an idle stream holds no message.
+            view = table_view(state, seat, self.now_ms())
+            await context.write(gateway_pb2.WatchTableResponse(view=view))
+            if state.phase in _DONE:
+                return None
 
     async def _seat_of(self, table_id: str, token: str, context: Any) -> tuple[int, int]:
         """The seat the token proves at the table (the table service checks it) and the
@@ -432,23 +470,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         service (a seat that connects too often) ends the stream with its status."""
         await self.leases.take(table_id, seat, holder)
         request = table_pb2.SetPresenceRequest(table_id=table_id, seat_token=token, connected=True)
-        delay = 0.02
-        for attempt in range(PRESENCE_RETRIES + 1):
-            try:
-                await self.table.SetPresence(request, timeout=CALL_TIMEOUT_S)
-                return
-            except grpc.aio.AioRpcError as error:
-                # Marking a seat connected twice is harmless: retry a table that changed too
-                # fast (ABORTED) as well as a table service that was away.
-                retry = error.code() in (*_RETRYABLE, grpc.StatusCode.ABORTED)
-                if retry and attempt < PRESENCE_RETRIES and not _ended(context):
-                    await asyncio.sleep(delay * (1 + random.random()))
-                    delay *= 2
-                    continue
-                if error.code() == grpc.StatusCode.ABORTED:
-                    await abort(context, _upstream_failure(error))  # UNAVAILABLE: reopen
-                self.refusals.remember(error, budget)
-                await self._relay(error, context)
+        await self._forward(self.table.SetPresence, request, context, budget, PRESENCE_RETRY)
 
     async def _disconnect(
         self,

@@ -379,28 +379,7 @@ def _play(
         raise errors.NotYourTurn(f"seat {rnd.turn} is to play")
     if not rnd.hands[seat] >> tile & 1:
         raise errors.TileNotInHand("the tile is not in your hand")
-    low, high = LOW[tile], HIGH[tile]
-    left, right = rnd.left, rnd.right
-    stamp = seat << 6
-    if left == NO_END:
-        left, right = low, high
-        chain: tuple[int, ...] = (stamp | low << 3 | high,)
-    elif end == LEFT:
-        if high == left:
-            left = low
-        elif low == left:
-            left = high
-        else:
-            raise errors.TileDoesNotFit(f"the tile does not fit the left end ({rnd.left})")
-        chain = (stamp | left << 3 | rnd.left, *rnd.chain)
-    else:
-        if low == right:
-            right = high
-        elif high == right:
-            right = low
-        else:
-            raise errors.TileDoesNotFit(f"the tile does not fit the right end ({rnd.right})")
-        chain = (*rnd.chain, stamp | rnd.right << 3 | right)
+    chain, left, right = _laid(rnd, seat, tile, end)
     hands = rnd.hands
     hand = hands[seat] & ~(1 << tile)
     if seat == 0:
@@ -426,6 +405,31 @@ def _play(
         now_ms,
         event,
     )
+
+
+def _laid(rnd: RoundState, seat: int, tile: int, end: int) -> tuple[tuple[int, ...], int, int]:
+    """The chain and its two ends once ``seat`` laid ``tile`` on ``end`` (R8, R9), or
+    ``TileDoesNotFit``."""
+    low, high = LOW[tile], HIGH[tile]
+    left, right = rnd.left, rnd.right
+    stamp = seat << 6
+    if left == NO_END:
+        return (stamp | low << 3 | high,), low, high
+    if end == LEFT:
+        if high == left:
+            left = low
+        elif low == left:
+            left = high
+        else:
+            raise errors.TileDoesNotFit(f"the tile does not fit the left end ({rnd.left})")
+        return (stamp | left << 3 | rnd.left, *rnd.chain), left, right
+    if low == right:
+        right = high
+    elif high == right:
+        right = low
+    else:
+        raise errors.TileDoesNotFit(f"the tile does not fit the right end ({rnd.right})")
+    return (*rnd.chain, stamp | rnd.right << 3 | right), left, right
 
 
 def _next_turn(

@@ -32,8 +32,11 @@ from services.common.schema import (
     RequestRecord,
     SeatChange,
     TableRecord,
+    connection_failures_key,
     digest_of,
+    join_failures_key,
     limit_key,
+    shard_of,
     table_limit_key,
 )
 from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
@@ -191,6 +194,14 @@ def _version_conflict(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.ABORTED, Reason.VERSION_CONFLICT, message)
 
 
+def _drawn(draw: Callable[[], str], shard: int) -> str:
+    """A fresh random value of ``draw`` in ``shard`` (64 draws on average, ~1 µs each)."""
+    while True:
+        value = draw()
+        if shard_of(value) == shard:
+            return value
+
+
 def _seat_freed(joins: tuple[RequestRecord, ...], seat: int) -> tuple[RequestRecord, ...]:
     """The join records with those that took ``seat`` marked :data:`SEAT_FREED`."""
     return tuple(replace(r, seat=SEAT_FREED) if r.seat == seat else r for r in joins)
@@ -245,7 +256,9 @@ class TableApp:
         if earlier is not None:
             return await self._repeat_create(earlier, fingerprint)
         await self._take(self._create_budgets(client), "too many tables created; retry later")
-        table_id = credentials.new_table_id()
+        # The table, its code and its create request share a shard: one slot per commit.
+        shard = shard_of(rid_hash)
+        table_id = _drawn(credentials.new_table_id, shard)
         now = self.now_ms()
         wait_ms = await self.limiter.reserve_lobby(
             client.address,
@@ -260,9 +273,9 @@ class TableApp:
                 "too many open lobbies created from this address; start or leave one first",
                 wait_ms / 1000,
             )
-        code = credentials.new_code()
-        while await self.store.code_taken(code):  # 5.9e14 codes: practically never loops
-            code = credentials.new_code()
+        code = _drawn(credentials.new_code, shard)
+        while await self.store.code_taken(code):  # 9.2e12 codes per shard: never loops
+            code = _drawn(credentials.new_code, shard)
         command = Create(table_id, host, target, self.policy.timing)
         try:
             transition = create(command, now)
@@ -293,24 +306,17 @@ class TableApp:
         rid = RequestId.of(requests.secret_request_id(request.request_id), request)
         player = requests.name(request.player_name)
         code = requests.invitation_code(request.invitation_code)
-        limits = self.policy.limits
-        lookup = await self.store.join_lookup(
-            code,
-            client,
-            (limits.join_failures_per_connection, limits.join_failures_per_address),
-            MINUTE_MS,
-        )
-        if lookup.limited:
-            limit = Limit(f"join_failures_per_{lookup.limited}")
-            metrics.RATE_LIMITED.labels(limit).inc()
-            raise rate_limited(
-                limit, "too many failed join attempts; retry later", lookup.retry_after_ms / 1000
-            )
-        table_id = lookup.table_id
+        # A join counts as a failure of its connection and address until its code is found
+        # (checked and counted in one step: attempts in flight cannot all pass the check);
+        # a found code gives the count back.
+        counted = self._join_budgets(client)
+        await self._take(counted, "too many failed join attempts; retry later")
+        table_id = await self.store.table_of_code(code)
         if table_id is None:
             raise ServiceError(
                 grpc.StatusCode.NOT_FOUND, Reason.CODE_NOT_FOUND, "no table has this code"
             )
+        await self.limiter.give_back([key for key, _ in counted])
         await self._take_lobby_change(table_id)
 
         async def decide(
@@ -439,16 +445,35 @@ class TableApp:
         limits = self.policy.limits
         return [
             (
-                limit_key("creates", f"{client.address}:m"),
+                limit_key("creates", client.address, "m"),
                 Budget(Limit.CREATES_PER_ADDRESS, limits.creates_per_address_minute, MINUTE_MS),
             ),
             (
-                limit_key("creates", f"{client.address}:h"),
+                limit_key("creates", client.address, "h"),
                 Budget(Limit.CREATES_PER_ADDRESS, limits.creates_per_address_hour, HOUR_MS),
             ),
             (
                 limit_key("creates", "cluster"),
                 Budget(Limit.CREATES_PER_SECOND, limits.creates_per_second, SECOND_MS),
+            ),
+        ]
+
+    def _join_budgets(self, client: Client) -> list[tuple[str, Budget]]:
+        limits = self.policy.limits
+        return [
+            (
+                connection_failures_key(client.address, client.connection),
+                Budget(
+                    Limit.JOIN_FAILURES_PER_CONNECTION,
+                    limits.join_failures_per_connection,
+                    MINUTE_MS,
+                ),
+            ),
+            (
+                join_failures_key(client.address),
+                Budget(
+                    Limit.JOIN_FAILURES_PER_ADDRESS, limits.join_failures_per_address, MINUTE_MS
+                ),
             ),
         ]
 

@@ -2,10 +2,10 @@
 
 The keys and the record are :mod:`services.common.schema`'s. :meth:`TableStore.commit` runs
 one Lua script that checks the version, writes the state, appends to the log, adds the event
-to the outbox, updates the deadline and phase indexes and refreshes every expiry (D5): all or
-nothing. The global indexes (deadlines, pending, phases) and the invitation codes live
-outside the table's hash slot, so this layout needs a single Redis primary (with replicas or
-Sentinel).
+to the outbox, updates the deadline and phase indexes of the table's shard and refreshes
+every expiry (D5): all or nothing, in one hash slot, so the same code runs on a single Redis
+and on Redis Cluster. Reads across shards (the relay's pending tables, the phase gauge) are
+pipelined: one round trip per Redis node.
 """
 
 from __future__ import annotations
@@ -18,29 +18,32 @@ from redis.asyncio import Redis
 
 from services.common.published import deadline_kind
 from services.common.schema import (
-    DEADLINES_KEY,
     LOAD_FIELDS,
-    PENDING_KEY,
     PHASES,
+    SHARDS,
     Field,
     RecordChanges,
     TableRecord,
     clock_fields,
     code_key,
-    connection_failures_key,
     create_key,
-    join_failures_key,
+    deadlines_key,
     lua,
     outbox_key,
+    pending_key,
     phase_key,
+    shard_of,
+    shards_of,
     table_key,
 )
+from services.common.scripts import ScriptCall, call_scripts
 from services.rules import TableState, encode_state
 
 CREATE_TTL_MS: Final = 10 * 60 * 1000
 
-# KEYS: 1 the table, 2 its outbox, 3 deadlines, 4 pending, 5 the code key or '', 6 the create
-# key or '', 7.. one phase index per phase. ARGV: 1 expected version (0: must not exist),
+# KEYS (all in the table's shard): 1 the table, 2 its outbox, 3 the deadlines, 4 the pending
+# index, 5 its invitation code, 6 the create request (written when ARGV[10] is not empty),
+# 7.. one phase index per phase. ARGV: 1 expected version (0: must not exist),
 # 2 new version, 3 state, 4 log entry, 5 event, 6 deadline ms (0: no clock), 7 lifetime ms,
 # 8 table id, 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 the phase (index in
 # KEYS from 7, 1-based), 13.. bookkeeping fields as name, value pairs.
@@ -89,8 +92,8 @@ else
 end
 redis.call('PEXPIRE', T, ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
-if KEYS[5] ~= '' then redis.call('SET', KEYS[5], id, 'PX', ttl) end
-if KEYS[6] ~= '' then redis.call('SET', KEYS[6], id .. '|' .. ARGV[10], 'PX', ARGV[11]) end
+redis.call('SET', KEYS[5], id, 'PX', ttl)
+if ARGV[10] ~= '' then redis.call('SET', KEYS[6], id .. '|' .. ARGV[10], 'PX', ARGV[11]) end
 local phase = 6 + tonumber(ARGV[12])
 for i = 7, #KEYS do
   if i == phase then
@@ -112,27 +115,6 @@ end
 return 1
 """
 
-# Look an invitation code up within the failure budgets of the client's connection and of its
-# address (D6, issue 15), atomically: the checks, the lookup and the count of a miss are one
-# step, so attempts in flight together cannot all pass the check before any is counted.
-# KEYS: code key, the connection's failure counter, the address's; ARGV: connection budget,
-# address budget, window ms. Returns {1, table id} | {0, 0} (no such code, counted) |
-# {-1, window ms left, 1 (connection) or 2 (address)} (budget spent, nothing looked up).
-_JOIN_LOOKUP = """
-for i = 2, 3 do
-  local failures = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if failures >= tonumber(ARGV[i - 1]) then
-    return {-1, math.max(redis.call('PTTL', KEYS[i]), 1), i - 1}
-  end
-end
-local table_id = redis.call('GET', KEYS[1])
-if table_id then return {1, table_id} end
-for i = 2, 3 do
-  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
-end
-return {0, 0}
-"""
-
 
 class Client(NamedTuple):
     """Who sent a create or a join, as the gateway saw it: the address budgets count by
@@ -140,14 +122,6 @@ class Client(NamedTuple):
 
     address: str
     connection: str
-
-
-class JoinLookup(NamedTuple):
-    """The answer of :meth:`TableStore.join_lookup`."""
-
-    table_id: str | None = None  # the code's table; None: no such code, or limited
-    limited: str = ""  # which failure budget is spent ("connection", "address"): nothing looked up
-    retry_after_ms: int = 0  # when limited: ms until the window ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +147,6 @@ class TableStore:
         self.redis: Any = redis  # bytes responses; redis-py's stubs type them as bytes | str
         self._commit = redis.register_script(_COMMIT)
         self._published = redis.register_script(_PUBLISHED)
-        self._join_lookup = redis.register_script(_JOIN_LOOKUP)
 
     async def load(self, table_id: str) -> TableRecord | None:
         """The table, or ``None`` when it does not exist (never created, or expired)."""
@@ -203,14 +176,16 @@ class TableStore:
         """
         state, before, changes = commit.state, commit.before, commit.changes
         code = changes.code or (before.code if before is not None else "")
+        shard = shard_of(state.table_id)
+        table = table_key(state.table_id)
         keys = [
-            table_key(state.table_id),
+            table,
             outbox_key(state.table_id),
-            DEADLINES_KEY,
-            PENDING_KEY,
-            code_key(code) if code else "",
-            create_key(commit.create_request[0]) if commit.create_request else "",
-            *(phase_key(p) for p in PHASES),
+            deadlines_key(shard),
+            pending_key(shard),
+            code_key(code),
+            create_key(commit.create_request[0]) if commit.create_request else table,
+            *(phase_key(shard, p) for p in PHASES),
         ]
         args: list[Any] = [
             before.version if before is not None else 0,
@@ -238,26 +213,32 @@ class TableStore:
 
     async def mark_published(self, versions: Mapping[str, int]) -> None:
         """Drop every outbox event up to its table's version in ``versions`` (acknowledged by
-        NATS), for any number of tables in one round trip."""
-        if not versions:
-            return
-        args: list[Any] = []
-        for table_id, version in versions.items():
-            args += [version, table_id]
-        await self._published(keys=[PENDING_KEY, *(outbox_key(t) for t in versions)], args=args)
+        NATS), for any number of tables in one round trip (a script call per shard)."""
+        calls: list[ScriptCall] = []
+        for shard, tables in shards_of(versions).items():
+            args: list[Any] = []
+            for table_id in tables:
+                args += [versions[table_id], table_id]
+            calls.append((self._published, [pending_key(shard), *map(outbox_key, tables)], args))
+        if calls:
+            await call_scripts(self.redis, calls)
 
     async def outbox(self, table_id: str) -> list[bytes]:
         """The table's unpublished events, in version order."""
         return list(await self.redis.zrange(outbox_key(table_id), 0, -1))
 
     async def pending_tables(self, older_than_ms: int, limit: int = 500) -> list[str]:
-        """Tables whose outbox filled before ``older_than_ms`` (left behind by a crash)."""
-        ids = await self.redis.zrangebyscore(PENDING_KEY, "-inf", older_than_ms, 0, limit)
-        return [i.decode() for i in ids]
+        """Tables whose outbox filled before ``older_than_ms`` (left behind by a crash), at most
+        ``limit`` per shard."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for shard in range(SHARDS):
+                pipe.zrangebyscore(pending_key(shard), "-inf", older_than_ms, 0, limit)
+            pages = await pipe.execute()
+        return [table_id.decode() for page in pages for table_id in page]
 
     async def forget_pending(self, table_id: str) -> None:
         """Remove a table from the pending index (its keys expired)."""
-        await self.redis.zrem(PENDING_KEY, table_id)
+        await self.redis.zrem(pending_key(shard_of(table_id)), table_id)
 
     async def read_log(self, table_id: str) -> bytes:
         """The table's command log."""
@@ -267,40 +248,23 @@ class TableStore:
             return b""
         return b"".join(await self.redis.hmget(key, [Field.log_chunk(i) for i in range(chunks)]))
 
-    async def join_lookup(
-        self,
-        code: str,
-        client: Client,
-        budgets: tuple[int, int],
-        window_ms: int,
-    ) -> JoinLookup:
-        """The table with this invitation code, looked up within the client's budgets of
-        failed attempts per window: its connection's, then its address's (D6); a miss counts
-        against both (one atomic step)."""
-        answer = await self._join_lookup(
-            keys=[
-                code_key(code),
-                connection_failures_key(client.connection),
-                join_failures_key(client.address),
-            ],
-            args=[*budgets, window_ms],
-        )
-        kind = int(answer[0])
-        if kind == 1:
-            return JoinLookup(table_id=answer[1].decode())
-        if kind == -1:
-            which = "connection" if int(answer[2]) == 1 else "address"
-            return JoinLookup(limited=which, retry_after_ms=int(answer[1]))
-        return JoinLookup()
+    async def table_of_code(self, code: str) -> str | None:
+        """The table id of an invitation code (``None``: no live table has it)."""
+        table_id = await self.redis.get(code_key(code))
+        return None if table_id is None else str(table_id.decode())
 
     async def tables_by_phase(self, now_ms: int) -> dict[str, int]:
         """Live tables per phase, cluster-wide (expired ones are pruned from the indexes)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            for phase in PHASES:
-                pipe.zremrangebyscore(phase_key(phase), "-inf", now_ms)
-                pipe.zcard(phase_key(phase))
+            for shard in range(SHARDS):
+                for phase in PHASES:
+                    pipe.zremrangebyscore(phase_key(shard, phase), "-inf", now_ms)
+                    pipe.zcard(phase_key(shard, phase))
             results = await pipe.execute()
-        return {phase: int(results[2 * i + 1]) for i, phase in enumerate(PHASES)}
+        counts = dict.fromkeys(PHASES, 0)
+        for i, count in enumerate(results[1::2]):
+            counts[PHASES[i % len(PHASES)]] += int(count)
+        return counts
 
     async def memory_usage(self, table_id: str) -> int:
         """Bytes Redis uses for the table's own keys and its index entries (``MEMORY USAGE``)."""

@@ -1,15 +1,16 @@
 """The timer service's Redis side: the deadline index and atomic claims.
 
-- The table service writes every table's running clock into the sorted set
-  ``dominos:deadlines`` (score = deadline ms) in the same atomic step as the state, with the
-  clock's turn number and kind in the table's hash.
+- The table service writes every table's running clock into its shard's sorted set
+  ``dominos:{S}:deadlines`` (score = deadline ms) in the same atomic step as the state, with
+  the clock's turn number and kind in the table's hash.
 - A due deadline is **claimed** before it fires: a Lua script checks that the index still
   holds that deadline for that turn (the table has not moved on) and takes the lease
-  ``dominos:{T}:timerlease`` (value: the turn number) for the retry interval unless it is
+  ``dominos:{S}:timerlease:<T>`` (value: the turn number) for the retry interval unless it is
   already held for that turn. Exactly one replica wins;
   if its message is lost or it dies, the lease expires and the deadline fires again.
 
-Keys and fields are :mod:`services.common.schema`'s.
+Keys and fields are :mod:`services.common.schema`'s. A claim touches one shard (one hash
+slot): a batch of due deadlines is claimed one shard at a time.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from typing import Any
 from redis.asyncio import Redis
 
 from services.common.schema import (
-    DEADLINES_KEY,
     Field,
     clock_of,
+    deadlines_key,
     lua,
+    shards_of,
     table_key,
     timer_lease_key,
 )
+from services.common.scripts import ScriptCall, call_scripts
 
 _CLAIM = lua("""
 local results = {}
@@ -55,11 +58,29 @@ class TimerStore:
         self.redis: Any = redis
         self._claim = redis.register_script(_CLAIM)
 
-    async def index_page(self, until_ms: int, offset: int, count: int) -> list[tuple[str, int]]:
-        """One page of the deadline index, earliest first: ``(table_id, deadline_ms)`` of the
-        clocks ending before ``until_ms``, from position ``offset``."""
+    async def first_pages(
+        self, shards: list[int], until_ms: int, count: int
+    ) -> dict[int, list[tuple[str, int]]]:
+        """The first page of each shard's deadline index, earliest first: ``(table_id,
+        deadline_ms)`` of the clocks ending before ``until_ms`` (one round trip per node)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for shard in shards:
+                pipe.zrangebyscore(
+                    deadlines_key(shard), "-inf", until_ms, 0, count, withscores=True
+                )
+            pages = await pipe.execute()
+        return {
+            shard: [(member.decode(), int(score)) for member, score in rows]
+            for shard, rows in zip(shards, pages, strict=True)
+        }
+
+    async def index_page(
+        self, shard: int, until_ms: int, offset: int, count: int
+    ) -> list[tuple[str, int]]:
+        """One page of a shard's deadline index from position ``offset`` (see
+        :meth:`first_pages`)."""
         rows = await self.redis.zrangebyscore(
-            DEADLINES_KEY, "-inf", until_ms, offset, count, withscores=True
+            deadlines_key(shard), "-inf", until_ms, offset, count, withscores=True
         )
         return [(member.decode(), int(score)) for member, score in rows]
 
@@ -74,16 +95,24 @@ class TimerStore:
         return [clock_of(turn, kind) for turn, kind in fields]
 
     async def claim(self, due: list[tuple[str, int, int]], lease_ms: int) -> list[int]:
-        """Claim due deadlines ``(table_id, deadline_ms, turn_number)`` in one atomic step.
+        """Claim due deadlines ``(table_id, deadline_ms, turn_number)``, atomically per shard
+        (the shards' claims pipelined: one round trip).
 
         For each: 1 this replica fires it, 0 another replica holds the claim, -1 the table
         has moved on (or expired).
         """
-        if not due:
-            return []
-        keys = [DEADLINES_KEY]
-        args: list[str | int] = [lease_ms]
-        for table_id, deadline_ms, turn_number in due:
-            keys += [table_key(table_id), timer_lease_key(table_id)]
-            args += [table_id, deadline_ms, turn_number]
-        return [int(r) for r in await self._claim(keys=keys, args=args)]
+        by_table = {table_id: (deadline, turn) for table_id, deadline, turn in due}
+        groups = shards_of(by_table)
+        calls: list[ScriptCall] = []
+        for shard, tables in groups.items():
+            keys = [deadlines_key(shard)]
+            args: list[str | int] = [lease_ms]
+            for table_id in tables:
+                keys += [table_key(table_id), timer_lease_key(table_id)]
+                args += [table_id, *by_table[table_id]]
+            calls.append((self._claim, keys, args))
+        results: dict[str, int] = {}
+        answers = await call_scripts(self.redis, calls) if calls else []
+        for tables, claimed in zip(groups.values(), answers, strict=True):
+            results.update(zip(tables, (int(r) for r in claimed), strict=True))
+        return [results[table_id] for table_id, _, _ in due]

@@ -3,6 +3,7 @@ reflection and graceful shutdown (the service has no API of its own)."""
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
 from services.common.settings import Settings
 from services.timer.claims import TimerStore
+from services.timer.membership import Membership
 from services.timer.service import TimerService
 
 log = get_logger(__name__)
@@ -33,6 +35,12 @@ async def create_server(settings: Settings) -> tuple[TimerServer, int]:
     """Start the timer service; returns it and the bound (health) gRPC port."""
     redis = connect_redis(settings)
     nc: Any = await connect_nats(settings, f"{settings.service_name}-timer")
+    # A heartbeat outlives three sweeps: a replica that misses two keeps its shards.
+    membership = Membership(
+        redis,
+        f"{settings.service_name}-{secrets.token_hex(4)}",
+        ttl_ms=max(3 * settings.timer_sweep_ms, 3000),
+    )
     service = TimerService(
         TimerStore(redis),
         PresenceLeases(redis),
@@ -40,6 +48,7 @@ async def create_server(settings: Settings) -> tuple[TimerServer, int]:
         retry_ms=settings.timer_retry_ms,
         sweep_ms=settings.timer_sweep_ms,
         stream_replicas=settings.nats_stream_replicas,
+        membership=membership,
     )
     await service.start()
     runtime = ServiceRuntime.from_settings(settings)  # overall health only

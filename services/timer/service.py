@@ -9,6 +9,12 @@ JetStream work queue the table service consumes. The entry is re-checked after t
 interval and fired again while its table has not moved on, so a lost message or a dead
 replica costs one retry interval, never a stuck table. Expired presence leases (a crashed
 gateway) are swept and fired the same way.
+
+Every replica schedules every deadline it hears of and races the others for its claim, so
+a replica killed mid-turn costs one retry interval. The sweeps are divided: each replica
+scans the deadline and presence indexes of its own shards only (:mod:`membership`), so the
+sweeping load does not grow with the number of replicas; a dead replica's shards are swept
+by the others within its heartbeat's lifetime.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
 from services.timer import metrics
 from services.timer.claims import TimerStore
+from services.timer.membership import ALL_SHARDS, Membership
 from services.timer.schedule import Deadline, Schedule
 
 #: Rows of the deadline index read per sweep page.
@@ -53,9 +60,12 @@ class TimerService:
         retry_ms: int,
         sweep_ms: int,
         stream_replicas: int = 1,
+        membership: Membership | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
+        #: How this replica shares the shards with the others (None: it owns every shard).
+        self.membership = membership
         self.leases = leases
         self.nc = nc
         self.js: JetStreamContext = nc.jetstream()
@@ -74,6 +84,11 @@ class TimerService:
     def now_ms(self) -> int:
         """The service clock, ms since the epoch."""
         return int(self.clock() * 1000)
+
+    @property
+    def owned(self) -> tuple[int, ...]:
+        """The shards whose indexes this replica sweeps (deadlines, presence leases)."""
+        return self.membership.owned if self.membership is not None else ALL_SHARDS
 
     async def start(self) -> None:
         """Subscribe to table events, sweep once, and start the timer and sweep loops."""
@@ -97,6 +112,9 @@ class TimerService:
                 await task
         if self._firing:
             await asyncio.gather(*self._firing, return_exceptions=True)
+        if self.membership is not None:
+            with contextlib.suppress(Exception):
+                await self.membership.leave()
 
     # -- learning deadlines ---------------------------------------------------------------
 
@@ -125,37 +143,48 @@ class TimerService:
         metrics.SCHEDULED.set(len(self.schedule))
 
     async def sweep(self) -> None:
-        """Re-learn every deadline due before the next sweep from the Redis index (page by
-        page, reading the clocks of unknown rows only), and fire the presence leases that
-        ran out."""
+        """Renew this replica's share of the shards, then re-learn every deadline of its shards
+        due before the next sweep from their Redis indexes (page by page, reading the clocks
+        of unknown rows only), and fire the presence leases of its shards that ran out."""
+        if self.membership is not None:
+            await self.membership.heartbeat()
+        owned = list(self.owned)
         now = self.now_ms()
         until = now + self.sweep_ms + 250
-        offset = 0
         woke = False
-        while True:
-            page = await self.store.index_page(until, offset, SWEEP_PAGE)
-            offset += len(page)
-            unknown = [
-                (table_id, deadline_ms)
-                for table_id, deadline_ms in page
-                if not self._in_flight[table_id]
-                and getattr(self.schedule.get(table_id), "deadline_ms", None) != deadline_ms
-            ]
-            clocks = await self.store.clocks([table_id for table_id, _ in unknown])
-            for (table_id, deadline_ms), clock in zip(unknown, clocks, strict=True):
-                if clock is not None and not self._in_flight[table_id]:
-                    turn_number, kind = clock
-                    woke |= self.schedule.put(Deadline(table_id, deadline_ms, turn_number, kind))
-            if len(page) < SWEEP_PAGE:
-                break
-            await asyncio.sleep(0)  # let due timers fire between pages
+        for shard, first in (await self.store.first_pages(owned, until, SWEEP_PAGE)).items():
+            page, offset = first, 0
+            while True:
+                woke |= await self._learn_rows(page)
+                offset += len(page)
+                if len(page) < SWEEP_PAGE:
+                    break
+                await asyncio.sleep(0)  # let due timers fire between pages
+                page = await self.store.index_page(shard, until, offset, SWEEP_PAGE)
         if woke:
             self._wake.set()
-        for table_id, seat in await self.leases.claim_expired(now):
+        for table_id, seat in await self.leases.claim_expired(now, owned):
             await self._publish(
                 Deadline(table_id, now, 0, events_pb2.DEADLINE_KIND_PRESENCE_LEASE, seat)
             )
         metrics.SCHEDULED.set(len(self.schedule))
+
+    async def _learn_rows(self, page: list[tuple[str, int]]) -> bool:
+        """Schedule the index rows this replica does not know yet; whether one is due
+        earlier than anything scheduled (the timer loop must wake)."""
+        unknown = [
+            (table_id, deadline_ms)
+            for table_id, deadline_ms in page
+            if not self._in_flight[table_id]
+            and getattr(self.schedule.get(table_id), "deadline_ms", None) != deadline_ms
+        ]
+        clocks = await self.store.clocks([table_id for table_id, _ in unknown])
+        woke = False
+        for (table_id, deadline_ms), clock in zip(unknown, clocks, strict=True):
+            if clock is not None and not self._in_flight[table_id]:
+                turn_number, kind = clock
+                woke |= self.schedule.put(Deadline(table_id, deadline_ms, turn_number, kind))
+        return woke
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -197,23 +226,16 @@ class TimerService:
             claims = await self.store.claim(
                 [(d.table_id, d.deadline_ms, d.turn_number) for d in due], self.retry_ms
             )
-            won = []
+            await self._publish_won(
+                [d for d, claimed in zip(due, claims, strict=True) if claimed > 0]
+            )
             for deadline, claimed in zip(due, claims, strict=True):
                 if claimed < 0:
                     metrics.MOVED_ON.inc()
-                elif claimed == 0:
+                    continue
+                if claimed == 0:
                     metrics.CLAIMED_BY_OTHER.inc()
-                else:
-                    won.append(deadline)
-            # Sent in deadline order on one connection, acknowledged together.
-            results = await asyncio.gather(*(self._publish(d) for d in won), return_exceptions=True)
-            for deadline, result in zip(won, results, strict=True):
-                if isinstance(result, BaseException):
-                    metrics.ERRORS.labels("nats").inc()
-                    log.warning("timer.publish_failed", table_id=deadline.table_id)
-            for deadline, claimed in zip(due, claims, strict=True):
-                if claimed >= 0:
-                    self._retry_later(deadline, fired=claimed == 1)
+                self._retry_later(deadline, fired=claimed == 1)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -226,6 +248,15 @@ class TimerService:
                 self._in_flight[deadline.table_id] -= 1
                 if not self._in_flight[deadline.table_id]:
                     del self._in_flight[deadline.table_id]
+
+    async def _publish_won(self, won: list[Deadline]) -> None:
+        """Publish the expiries this replica claimed, in deadline order on one connection,
+        acknowledged together; a failed one is counted (its retry fires it again)."""
+        results = await asyncio.gather(*(self._publish(d) for d in won), return_exceptions=True)
+        for deadline, result in zip(won, results, strict=True):
+            if isinstance(result, BaseException):
+                metrics.ERRORS.labels("nats").inc()
+                log.warning("timer.publish_failed", table_id=deadline.table_id)
 
     def _retry_later(self, deadline: Deadline, *, fired: bool) -> None:
         """Check the deadline again later, unless a newer clock arrived meanwhile.

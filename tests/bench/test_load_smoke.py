@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.services import ROOT
+from testing.services import ROOT
 
 CLUSTER = ("table", "timer", "gateway", "redis", "nats")
 FIGURES = (

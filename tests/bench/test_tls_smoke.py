@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.services import ROOT
+from testing.services import ROOT
 
 PERCENTILES = ("p50", "p90", "p99", "p99.9", "max", "mean")
 

@@ -25,6 +25,7 @@ from services.client.api import DominosClient, SeatCredentials
 from services.client.stream import error_reason
 from services.common.credentials import CODE_ALPHABET, CODE_LENGTH
 from services.common.service_errors import limit_of
+from testing.players import seat_four
 
 
 @dataclass
@@ -154,10 +155,9 @@ async def run(near: str, far: str, seconds: float, rate: float) -> dict[str, dic
     """The attacker's lobby (its seats feed the stream and flapping floods), then the floods."""
     attacker = DominosClient(near)
     try:
-        host, code, _ = await attacker.create_table("Mallory")
-        lobby = [host] + [(await attacker.join_table(code, f"M{i}"))[0] for i in (1, 2, 3)]
+        lobby = await seat_four([attacker], ["Mallory", "M1", "M2", "M3"])
         print("ready", flush=True)
-        outcomes = await floods(attacker, far, lobby, seconds, rate)
+        outcomes = await floods(attacker, far, lobby.seats, seconds, rate)
     finally:
         await attacker.close()
     return {flood: dict(counts) for flood, counts in outcomes.seen.items()}

@@ -44,8 +44,8 @@ from services.rules import (
 )
 from services.rules.events import Passed, RoundEnded, TileLaid
 from services.rules.tiles import points, tile_index, tiles_of
+from testing.chaos_players import ChaosPlayer
 
-from .players import ChaosPlayer
 from .tables import aread_fields, log_of, state_of, version_of
 
 

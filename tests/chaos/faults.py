@@ -13,11 +13,12 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from services.rules import Phase
-from tests.support.waiting import wait_for
+from testing.chaos_players import Game
+from testing.cluster import ProcessCluster
+from testing.services import ServiceProcess
+from testing.waiting import wait_for
 
 from .audit import GameAudit, audit_game, summary
-from .cluster import ChaosCluster, Replica
-from .players import Game
 from .tables import aread_fields, state_of, version_of
 
 
@@ -43,13 +44,13 @@ class FaultLog:
         return sum(1 for e in self.events if e["live_games"])
 
 
-def kill_and_restart(replica: Replica) -> None:
+def kill_and_restart(replica: ServiceProcess) -> None:
     """SIGKILL, then start again on the same port."""
     replica.kill()
     replica.restart()
 
 
-def freeze(replica: Replica, seconds: float) -> None:
+def freeze(replica: ServiceProcess, seconds: float) -> None:
     """SIGSTOP for ``seconds`` (the fault's length, not a synchronisation), then SIGCONT."""
     replica.pause()
     try:
@@ -58,7 +59,7 @@ def freeze(replica: Replica, seconds: float) -> None:
         replica.resume()
 
 
-def restart_redis(cluster: ChaosCluster, down_s: float = 0.0) -> None:
+def restart_redis(cluster: ProcessCluster, down_s: float = 0.0) -> None:
     """SIGKILL redis-server, keep it down ``down_s`` seconds (the fault's length), start it
     again on the same port with the same data directory and AOF (ready once it answers)."""
     cluster.redis.kill()
@@ -66,7 +67,7 @@ def restart_redis(cluster: ChaosCluster, down_s: float = 0.0) -> None:
     cluster.redis.start()
 
 
-def restart_nats(cluster: ChaosCluster) -> None:
+def restart_nats(cluster: ProcessCluster) -> None:
     """SIGKILL nats-server and start it again (same port, same JetStream store)."""
     cluster.nats.kill()
     cluster.nats.start()

@@ -29,12 +29,13 @@ import pytest
 from dominos.v1 import game_pb2
 from redis.asyncio import Redis
 
-from bench.common import percentile
 from services.client.api import DominosClient, SeatCredentials
 from services.common.settings import Settings
-from tests.support.cluster import ProcessCluster
-from tests.support.limits import BY_SERVICE
-from tests.support.services import ROOT
+from testing.cluster import ProcessCluster, clock_env
+from testing.limits import BY_SERVICE
+from testing.players import seat_four
+from testing.services import ROOT
+from testing.stats import percentile
 
 from .reporting import long_enabled, report
 
@@ -64,12 +65,9 @@ PLAYING = game_pb2.PHASE_PLAYING
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ProcessCluster]:
     cluster = ProcessCluster.start(
-        turn_s=60,
-        away_s=60,
-        break_s=0.2,
+        env={**clock_env(60, 60, 0.2), **PRODUCTION, "DOMINOS_LOG_LEVEL": "warning"},
         gateways=2,
         metrics=True,
-        extra_env={**PRODUCTION, "DOMINOS_LOG_LEVEL": "warning"},
     )
     try:
         yield cluster
@@ -145,13 +143,11 @@ class Victim:
 
 async def seat_victim(address: str, target: int) -> Victim:
     victim = Victim([DominosClient(address) for _ in range(4)])
-    host, code, _ = await victim.clients[0].create_table("Victim", target)
-    victim.seats.append(host)
-    for i in (1, 2, 3):
-        victim.seats.append((await victim.clients[i].join_table(code, f"V{i}"))[0])
+    lobby = await seat_four(victim.clients, ["Victim", "V1", "V2", "V3"], target)
+    victim.seats.extend(lobby.seats)
     victim.readers = [asyncio.create_task(victim.read(seat)) for seat in range(4)]
     await victim.until(lambda: all(v is not None for v in victim.latest))
-    await victim.clients[0].start(host)
+    await victim.clients[0].start(lobby.host)
     return victim
 
 

@@ -20,10 +20,10 @@ from services.common.schema import table_key
 from services.rules import Expire, Outcome, Pass, Phase, Play, encode_state
 from services.rules.tiles import HIGH, LOW, tiles_of
 from services.table.command_log import encode_log
-from tests.support.games import Game, drive, new_game
+from testing.chaos_players import Ack, ChaosPlayer
+from testing.games import Game, drive, new_game
 
 from .audit import _expected_result, audit_game
-from .players import Ack, ChaosPlayer
 
 CHUNK = 64
 

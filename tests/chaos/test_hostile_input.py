@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 
 from services.common.grpc_server import MAX_RECEIVE_MESSAGE_BYTES
 from services.common.projection import table_view
-from services.common.schema import DEADLINES_KEY, code_key, outbox_key, table_key
+from services.common.schema import Pattern, code_key, deadlines_key, outbox_key, shard_of, table_key
 from services.common.service_errors import reason_of
 from services.rules import (
     Create,
@@ -60,9 +60,9 @@ from services.rules import (
     validate_name,
 )
 from services.rules.tiles import HIGH, LOW, tile_index, tiles_of
-from tests.support.waiting import wait_until
+from testing.cluster import FAST_ENV, ProcessCluster
+from testing.waiting import wait_until
 
-from .cluster import ChaosCluster
 from .contract import RPC_ERRORS, check_status, undocumented_reason
 from .reporting import long_enabled, report
 from .tables import log_of, read_fields, state_of, version_of
@@ -140,7 +140,7 @@ class Outcome:
 class Lab:
     """The fuzzer's side: a gateway stub, Redis, the pool, the counters."""
 
-    def __init__(self, cluster: ChaosCluster) -> None:
+    def __init__(self, cluster: ProcessCluster) -> None:
         self.cluster = cluster
         self.channel = grpc.insecure_channel(cluster.gateways[0].address)
         self.stub: Any = gateway_pb2_grpc.DominosServiceStub(self.channel)
@@ -178,10 +178,10 @@ class Lab:
             for table in self.pool:
                 pipe.hgetall(table_key(table.table_id))
                 pipe.zrange(outbox_key(table.table_id), 0, -1, withscores=True)
-                pipe.zscore(DEADLINES_KEY, table.table_id)
+                pipe.zscore(deadlines_key(shard_of(table.table_id)), table.table_id)
                 pipe.get(code_key(table.code))
-            pipe.keys("dominos:{*}:table")
-            pipe.keys("dominos:code:*")
+            pipe.keys(Pattern.TABLE)
+            pipe.keys(Pattern.CODES)
             results = pipe.execute()
         snap: dict[str, Any] = {"tables": sorted(results[-2]), "codes": sorted(results[-1])}
         for i, table in enumerate(self.pool):
@@ -551,7 +551,7 @@ def resolve(lab: Lab, spec: dict[str, Any]) -> Resolved:
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    cluster = ChaosCluster.start(env=FUZZ_ENV)
+    cluster = ProcessCluster.start(env={**FAST_ENV, **FUZZ_ENV})
     lab = Lab(cluster)
     try:
         for kind in KINDS:

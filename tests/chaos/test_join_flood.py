@@ -22,24 +22,24 @@ from redis.asyncio import Redis
 
 from services.client.api import DominosClient, request_id
 from services.common.credentials import CODE_ALPHABET, CODE_LENGTH
-from services.common.schema import PREFIX, table_key
+from services.common.schema import Pattern, join_failures_key, table_key
 from services.common.service_errors import reason_of, retry_delay_of
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import RedisServer
+from testing.cluster import FAST_ENV, ProcessCluster
+from testing.secrets import SESSION_SECRETS
+from testing.servers import RedisServer
 
-from .cluster import ChaosCluster
 from .proxy import FaultProxy
 from .reporting import report
 
 LIMIT = 5
-PEER_KEY = f"{PREFIX}:joinfail:ipv4:127.0.0.1"
+PEER_KEY = join_failures_key("ipv4:127.0.0.1")
 
 
 @dataclass
 class Flood:
     """Two gateways, one table service reaching Redis through a fault proxy."""
 
-    cluster: ChaosCluster
+    cluster: ProcessCluster
     redis_link: FaultProxy
 
 
@@ -48,12 +48,12 @@ def flood() -> Iterator[Flood]:
     redis = RedisServer(secrets=SESSION_SECRETS)
     redis.start()
     link = FaultProxy("127.0.0.1", redis.port, name="table-redis").start()
-    chaos = ChaosCluster.start(
+    chaos = ProcessCluster.start(
         tables=1,
         timers=0,
         gateways=2,
         redis=redis,
-        env={"DOMINOS_JOIN_RATE_LIMIT": str(LIMIT)},
+        env={**FAST_ENV, "DOMINOS_JOIN_RATE_LIMIT": str(LIMIT)},
         role_env={"table": {"DOMINOS_REDIS_URL": redis.url_for("table", port=link.port)}},
     )
     try:
@@ -100,7 +100,7 @@ async def test_failed_joins_are_limited_per_peer_across_both_gateways(
     _, code, _ = await first.create_table("Host")
     redis = Redis.from_url(flood.cluster.redis.url_for("admin"))
     try:
-        tables_before = await redis.keys(f"{PREFIX}:{{*}}:table")
+        tables_before = await redis.keys(Pattern.TABLE)
         assert len(tables_before) == 1
         table_before = await redis.hgetall(tables_before[0])
         # Malformed codes are refused before any lookup and cost nothing.
@@ -125,7 +125,7 @@ async def test_failed_joins_are_limited_per_peer_across_both_gateways(
         assert int(await redis.get(PEER_KEY) or 0) == LIMIT, "refused attempts are not counted"
         # The table did not change, and nothing else is limited.
         assert await redis.hgetall(tables_before[0]) == table_before
-        assert await redis.keys(f"{PREFIX}:{{*}}:table") == tables_before
+        assert await redis.keys(Pattern.TABLE) == tables_before
         creds, _, _ = await second.create_table("Other host")
         assert await redis.exists(table_key(creds.table_id))
         report(

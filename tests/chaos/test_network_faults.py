@@ -25,14 +25,14 @@ from dominos.v1 import game_pb2
 from redis.asyncio import Redis
 
 from services.client.api import DominosClient
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import RedisServer
-from tests.support.waiting import wait_for
+from testing.chaos_players import ChaosPlayer, Game, seat_chaos_players, start_game, start_games
+from testing.cluster import FAST_ENV, ProcessCluster, Role
+from testing.secrets import SESSION_SECRETS
+from testing.servers import RedisServer
+from testing.waiting import wait_for
 
 from .audit import audit_game
-from .cluster import ChaosCluster, Role
 from .faults import FaultLog, audit_all, figures, finish, progress, still_progressing
-from .players import ChaosPlayer, Game, seat_four, start_game, start_games
 from .proxy import FaultProxy
 from .reporting import report
 from .tables import aread_fields, version_of
@@ -44,10 +44,10 @@ DETECTION_BOUND_S = KEEPALIVE_TIME_S + KEEPALIVE_TIMEOUT_S + 5.0
 
 
 @pytest.fixture(scope="module")
-def net_cluster() -> Iterator[tuple[ChaosCluster, FaultProxy]]:
+def net_cluster() -> Iterator[tuple[ProcessCluster, FaultProxy]]:
     """A cluster with one gateway, and a fault proxy in front of that gateway."""
-    chaos = ChaosCluster.start(tables=1, timers=1, gateways=1)
-    proxy = FaultProxy("127.0.0.1", chaos.gateways[0].process.port, name="client-proxy").start()
+    chaos = ProcessCluster.start(env=FAST_ENV, tables=1, timers=1, gateways=1)
+    proxy = FaultProxy("127.0.0.1", chaos.gateways[0].port, name="client-proxy").start()
     try:
         yield chaos, proxy
     finally:
@@ -61,7 +61,7 @@ def connected(player: ChaosPlayer, seat: int) -> bool | None:
 
 
 async def seated_game(
-    chaos: ChaosCluster, proxied: str, *, act: bool, deadline: float
+    chaos: ProcessCluster, proxied: str, *, act: bool, deadline: float
 ) -> tuple[Game, ChaosPlayer]:
     """Four players, seat 1 through ``proxied``, the others straight to the gateways;
     every stream open, game started."""
@@ -71,7 +71,7 @@ async def seated_game(
         for i in range(4)
     ]
     game = Game(players, target=500)
-    await seat_four(players, 500, deadline)
+    await seat_chaos_players(players, 500, deadline)
 
     async def run() -> None:
         await asyncio.gather(*(p.run(deadline) for p in players))
@@ -86,14 +86,14 @@ async def seated_game(
 
 
 async def test_a_reset_client_connection_is_noticed_at_once_and_the_seat_comes_back(
-    net_cluster: tuple[ChaosCluster, FaultProxy],
+    net_cluster: tuple[ProcessCluster, FaultProxy],
 ) -> None:
     chaos, proxy = net_cluster
     deadline = time.monotonic() + 60
     players = [ChaosPlayer(f"R{i}", 60 + i, chaos.gateway_addresses) for i in (0, 2, 3)]
     seat1 = ChaosPlayer("R1", 61, lambda: [proxy.address])
     everyone = [players[0], seat1, *players[1:]]
-    await seat_four(everyone, 50, deadline)
+    await seat_chaos_players(everyone, 50, deadline)
     game = Game(everyone, target=50)
     # Seat 1 first watches with a bare stream through the proxy; the others play.
     client = DominosClient(proxy.address)
@@ -158,7 +158,7 @@ async def test_a_reset_client_connection_is_noticed_at_once_and_the_seat_comes_b
 
 
 async def blackhole_trials(
-    chaos: ChaosCluster, proxy: FaultProxy, trials: int, detect_within: float
+    chaos: ProcessCluster, proxy: FaultProxy, trials: int, detect_within: float
 ) -> tuple[list[float], list[float], list[str]]:
     """Blackhole seat 1's connection ``trials`` times: how long until another seat's view
     shows it disconnected, and after the heal until it is back and receiving views again.
@@ -209,7 +209,7 @@ async def blackhole_trials(
 @pytest.mark.chaos_long
 @pytest.mark.timeout(900)
 async def test_a_blackholed_client_is_detected_dead_and_resumes_after_the_heal(
-    net_cluster: tuple[ChaosCluster, FaultProxy],
+    net_cluster: tuple[ProcessCluster, FaultProxy],
 ) -> None:
     """Measures the dead-peer detection (the strict keepalive bound is the xfail below)."""
     chaos, proxy = net_cluster
@@ -228,7 +228,7 @@ async def test_a_blackholed_client_is_detected_dead_and_resumes_after_the_heal(
 @pytest.mark.chaos_long
 @pytest.mark.timeout(300)
 async def test_a_blackholed_client_is_detected_dead_within_the_keepalive_bound(
-    net_cluster: tuple[ChaosCluster, FaultProxy],
+    net_cluster: tuple[ProcessCluster, FaultProxy],
 ) -> None:
     chaos, proxy = net_cluster
     detections, _, _ = await blackhole_trials(chaos, proxy, 1, DETECTION_BOUND_S)
@@ -237,7 +237,7 @@ async def test_a_blackholed_client_is_detected_dead_within_the_keepalive_bound(
 
 async def _through_proxies(
     role_proxies: dict[Role, tuple[str, str]],
-) -> tuple[ChaosCluster, dict[Role, FaultProxy]]:
+) -> tuple[ProcessCluster, dict[Role, FaultProxy]]:
     """A cluster whose roles reach Redis/NATS through fault proxies.
 
     ``role_proxies`` maps a role to ``(dependency, variable)``, e.g.
@@ -254,7 +254,9 @@ async def _through_proxies(
             proxies[role] = proxy
         else:
             nats_proxy[role] = variable
-    chaos = await asyncio.to_thread(ChaosCluster.start, tables=0, timers=0, gateways=0, redis=redis)
+    chaos = await asyncio.to_thread(
+        ProcessCluster.start, env=FAST_ENV, tables=0, timers=0, gateways=0, redis=redis
+    )
     for role, variable in nats_proxy.items():
         proxy = FaultProxy("127.0.0.1", chaos.nats.port, name=f"{role}-nats").start()
         url = chaos.nats_url_for(role, f"127.0.0.1:{proxy.port}")
@@ -330,7 +332,7 @@ def _stall_for(proxies: list[FaultProxy], seconds: float) -> None:
 @pytest.mark.chaos_long
 @pytest.mark.timeout(600)
 async def test_client_latency_slows_games_without_breaking_them(
-    net_cluster: tuple[ChaosCluster, FaultProxy],
+    net_cluster: tuple[ProcessCluster, FaultProxy],
 ) -> None:
     chaos, proxy = net_cluster
     started = time.monotonic()
@@ -351,10 +353,10 @@ async def test_client_latency_slows_games_without_breaking_them(
 @pytest.mark.chaos_long
 @pytest.mark.timeout(300)
 async def test_a_silently_dead_gateway_to_table_connection_is_replaced(
-    net_cluster: tuple[ChaosCluster, FaultProxy],
+    net_cluster: tuple[ProcessCluster, FaultProxy],
 ) -> None:
     chaos, _ = net_cluster
-    proxy = FaultProxy("127.0.0.1", chaos.tables[0].process.port, name="table-proxy").start()
+    proxy = FaultProxy("127.0.0.1", chaos.tables[0].port, name="table-proxy").start()
     gateway = await asyncio.to_thread(
         chaos.add, "gateway", {"DOMINOS_TABLE_SERVICE_ADDR": proxy.address}
     )
@@ -397,7 +399,7 @@ async def test_a_silently_dead_nats_connection_of_the_table_service_is_replaced(
             ChaosPlayer(f"Q{i}", 80 + i, chaos.gateway_addresses, act=False) for i in range(4)
         ]
         deadline = time.monotonic() + 200
-        await seat_four(players, 500, deadline)
+        await seat_chaos_players(players, 500, deadline)
         await start_game(players[0], deadline)
         redis = Redis.from_url(chaos.redis.url_for("admin"))
         try:

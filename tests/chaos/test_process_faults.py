@@ -2,10 +2,10 @@
 service and a gateway, a restart of nats-server, and a table service frozen (SIGSTOP) for
 longer than its timeouts, then thawed.
 
-Scripted players (``players.ChaosPlayer``) reconnect their streams to any live gateway and
-retry their commands with the same request id. Afterwards every game is audited against
-its command log (``audit.audit_game``): it finished or still progresses, no version gap or
-fork, every round's score recomputed, no turn auto-played twice, no tile leaked, every
+Scripted players (``testing.chaos_players.ChaosPlayer``) reconnect their streams to any live
+gateway and retry their commands with the same request id. Afterwards every game is audited
+against its command log (``audit.audit_game``): it finished or still progresses, no version
+gap or fork, every round's score recomputed, no turn auto-played twice, no tile leaked, every
 acknowledged command in the log; and no process crashed.
 
 The short test (``make test``) runs four games and one fault of each kind; the long one
@@ -26,10 +26,11 @@ import pytest
 
 from services.client.api import DominosClient
 from services.common.service_errors import reason_of
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import RedisServer
+from testing.chaos_players import start_games
+from testing.cluster import FAST_ENV, ProcessCluster, each
+from testing.secrets import SESSION_SECRETS
+from testing.servers import RedisServer
 
-from .cluster import ChaosCluster, each
 from .faults import (
     FaultLog,
     audit_all,
@@ -41,7 +42,6 @@ from .faults import (
     restart_nats,
     restart_redis,
 )
-from .players import start_games
 from .reporting import report
 
 #: Longer than every timeout of the table service's callers and consumers: the gateway's
@@ -50,18 +50,18 @@ FREEZE_S = 6.0
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[ChaosCluster]:
+def cluster() -> Iterator[ProcessCluster]:
     """One table service, one timer service, two gateways; Redis with its AOF every second
     (the quick Redis-restart test of the short set uses it too)."""
     redis = RedisServer(appendonly=True, appendfsync="everysec", secrets=SESSION_SECRETS)
-    chaos = ChaosCluster.start(tables=1, timers=1, gateways=2, redis=redis)
+    chaos = ProcessCluster.start(env=FAST_ENV, tables=1, timers=1, gateways=2, redis=redis)
     try:
         yield chaos
     finally:
         chaos.stop()
 
 
-async def test_four_games_survive_one_kill_of_each_kind(cluster: ChaosCluster) -> None:
+async def test_four_games_survive_one_kill_of_each_kind(cluster: ProcessCluster) -> None:
     started = time.monotonic()
     # Four played games, and two idle ones that the timer plays by itself (every seat away):
     # the idle ones outlast the fault sequence, so every fault hits live games.
@@ -109,7 +109,7 @@ async def test_four_games_survive_one_kill_of_each_kind(cluster: ChaosCluster) -
 
 
 async def test_a_redis_sigkill_mid_game_loses_no_acknowledged_command(
-    cluster: ChaosCluster,
+    cluster: ProcessCluster,
 ) -> None:
     """Quick variant (short set): Redis with ``appendfsync everysec`` is SIGKILLed mid-game
     and restarted on the same port and data directory; the services recover by themselves."""
@@ -141,7 +141,7 @@ async def test_a_redis_sigkill_mid_game_loses_no_acknowledged_command(
 
 
 async def test_a_command_while_the_table_service_is_down_gets_unavailable_with_its_reason(
-    cluster: ChaosCluster,
+    cluster: ProcessCluster,
 ) -> None:
     client = DominosClient(cluster.gateways[0].address)
     table = cluster.tables[0]
@@ -171,7 +171,9 @@ async def test_a_command_while_the_table_service_is_down_gets_unavailable_with_i
 async def test_twenty_games_survive_random_kills_of_every_replica() -> None:
     seed = int(os.environ.get("DOMINOS_CHAOS_SEED", str(random.randrange(1 << 30))))
     rng = random.Random(seed)
-    chaos = await asyncio.to_thread(ChaosCluster.start, tables=2, timers=2, gateways=3)
+    chaos = await asyncio.to_thread(
+        ProcessCluster.start, env=FAST_ENV, tables=2, timers=2, gateways=3
+    )
     started = time.monotonic()
     faults = FaultLog()
     try:

@@ -20,12 +20,12 @@ from typing import Literal
 
 import pytest
 
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import RedisServer
+from testing.chaos_players import start_games
+from testing.cluster import FAST_ENV, ProcessCluster
+from testing.secrets import SESSION_SECRETS
+from testing.servers import RedisServer
 
-from .cluster import ChaosCluster
 from .faults import FaultLog, audit_all, figures, finish, progress, restart_redis
-from .players import start_games
 from .reporting import report
 
 
@@ -38,7 +38,9 @@ async def test_redis_killed_mid_game_loses_no_acknowledged_command(
     seed = int(os.environ.get("DOMINOS_CHAOS_SEED", str(random.randrange(1 << 30))))
     rng = random.Random(seed)
     redis = RedisServer(appendonly=True, appendfsync=fsync, secrets=SESSION_SECRETS)
-    chaos = await asyncio.to_thread(ChaosCluster.start, tables=2, timers=2, gateways=2, redis=redis)
+    chaos = await asyncio.to_thread(
+        ProcessCluster.start, env=FAST_ENV, tables=2, timers=2, gateways=2, redis=redis
+    )
     started = time.monotonic()
     faults = FaultLog()
     kills: list[float] = []

@@ -27,8 +27,8 @@ from services.client import texts
 from services.client.bots import ScriptedSeat
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
 from services.common.service_errors import Reason, ServiceError
-from tests.support.cluster import ProcessCluster
-from tests.support.waiting import wait_for
+from testing.cluster import ProcessCluster, clock_env
+from testing.waiting import wait_for
 
 TURN_S = 30.0
 AWAY_S = 10.0
@@ -39,7 +39,7 @@ SIZE = (110, 40)
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[ProcessCluster]:
     cluster = ProcessCluster.start(
-        turn_s=TURN_S, away_s=AWAY_S, break_s=BREAK_S, extra_env={"DOMINOS_LOG_LEVEL": "warning"}
+        env={**clock_env(TURN_S, AWAY_S, BREAK_S), "DOMINOS_LOG_LEVEL": "warning"}
     )
     try:
         yield cluster

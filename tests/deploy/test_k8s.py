@@ -771,7 +771,8 @@ def test_network_policies_of_nats(manifests: list[Manifest]) -> None:
 
 def test_network_policies_of_redis(manifests: list[Manifest]) -> None:
     """6379: the three services and the Redis pods (replication, Sentinel) only; Sentinel
-    (26379) between Redis pods only; the exporter to Prometheus only."""
+    (26379) and the Redis Cluster bus (16379) between Redis pods only; the exporter to
+    Prometheus only."""
     c = Cluster(manifests)
     redis, exporter = c.redis, REDIS_PORTS["metrics"]
     allowed = [
@@ -779,12 +780,14 @@ def test_network_policies_of_redis(manifests: list[Manifest]) -> None:
         (c.redis2, redis, 6379),
         (redis, c.redis2, 6379),
         (c.redis2, redis, 26379),
+        (c.redis2, redis, 16379),
         (c.prometheus, redis, exporter),
     ]
     denied = [
         *((pod, redis, 6379) for pod in (c.neighbour, c.stranger, c.impostor, c.outside)),
         *((pod, redis, 6379) for pod in (c.nats, c.nats_box, c.prometheus)),
         *((pod, redis, 26379) for pod in (*c.services, c.neighbour, c.stranger, c.outside)),
+        *((pod, redis, 16379) for pod in (*c.services, c.neighbour, c.stranger, c.outside)),
         *((pod, redis, exporter) for pod in (c.neighbour, c.fake_prometheus, c.gateway)),
     ]
     check(c.policies, allowed, denied)

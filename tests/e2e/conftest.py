@@ -7,25 +7,26 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.cluster import ProcessCluster
+from testing.cluster import ProcessCluster, clock_env
 
 TURN_S = 2.0
 AWAY_S = 0.2
 BREAK_S = 0.2
 
-#: The end-to-end tests' cluster (see ``tests.support.cluster``).
+#: The end-to-end tests' cluster (see ``testing.cluster``).
 E2ECluster = ProcessCluster
 
 
 @pytest.fixture(scope="module")
 def e2e() -> Iterator[ProcessCluster]:
     cluster = ProcessCluster.start(
-        turn_s=TURN_S,
-        away_s=AWAY_S,
-        break_s=BREAK_S,
+        env={
+            **clock_env(TURN_S, AWAY_S, BREAK_S),
+            "DOMINOS_PRESENCE_LEASE_SECONDS": "1.5",
+            "DOMINOS_LOG_LEVEL": "info",
+        },
         gateways=2,
         metrics=True,
-        extra_env={"DOMINOS_PRESENCE_LEASE_SECONDS": "1.5", "DOMINOS_LOG_LEVEL": "info"},
     )
     try:
         yield cluster

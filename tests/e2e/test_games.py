@@ -11,9 +11,9 @@ from services.rules import apply, create
 from services.rules.tiles import HIGH, LOW, tiles_of
 from services.table.command_log import decode_log
 from services.table.store import TableStore
+from testing.players import PLAYING, all_messages, play_game
 
 from .conftest import E2ECluster
-from .players import PLAYING, all_messages, play_game
 
 
 async def hands_by_version(redis_url: str, table_id: str) -> dict[int, tuple[int, int, int, int]]:

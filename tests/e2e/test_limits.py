@@ -16,8 +16,8 @@ import pytest
 from services.client.api import DominosClient, SeatCredentials
 from services.client.stream import error_reason
 from services.common.service_errors import limit_of
-from tests.support.cluster import ProcessCluster
-from tests.support.waiting import wait_for
+from testing.cluster import ProcessCluster, clock_env
+from testing.waiting import wait_for
 
 CAPS = {
     "DOMINOS_STREAMS_PER_SEAT": "2",
@@ -30,7 +30,7 @@ CAPS = {
 
 @pytest.fixture(scope="module")
 def capped() -> Iterator[ProcessCluster]:
-    cluster = ProcessCluster.start(turn_s=30, away_s=30, break_s=1, extra_env=CAPS)
+    cluster = ProcessCluster.start(env={**clock_env(30, 30, 1), **CAPS})
     try:
         yield cluster
     finally:
@@ -40,7 +40,7 @@ def capped() -> Iterator[ProcessCluster]:
 @pytest.fixture
 def gateway(capped: ProcessCluster) -> Iterator[str]:
     """A gateway of its own for one test: its caps count this test's connections only."""
-    process = capped.start_gateway()
+    process = capped.add("gateway")
     try:
         yield process.address
     finally:
@@ -50,10 +50,8 @@ def gateway(capped: ProcessCluster) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def aging() -> Iterator[ProcessCluster]:
     cluster = ProcessCluster.start(
-        turn_s=30,
-        away_s=30,
-        break_s=1,
-        extra_env={
+        env={
+            **clock_env(30, 30, 1),
             "DOMINOS_MAX_CONNECTION_AGE_SECONDS": "1",
             "DOMINOS_MAX_CONNECTION_AGE_GRACE_SECONDS": "0.5",
         },

@@ -6,8 +6,9 @@ import asyncio
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from testing.players import play_game
+
 from .conftest import E2ECluster
-from .players import play_game
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

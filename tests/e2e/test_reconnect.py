@@ -7,16 +7,16 @@ import asyncio
 from dominos.v1 import game_pb2
 
 from services.client.api import DominosClient
-from tests.support.waiting import wait_for
+from testing.players import PLAYING, Player, seat_players
+from testing.waiting import wait_for
 
 from .conftest import AWAY_S, E2ECluster
-from .players import PLAYING, Player, seat_four
 
 
 async def _start(players: list[Player], target: int) -> list[asyncio.Task[None]]:
     for player in players:
         player.connect()
-    await seat_four(players, target)
+    await seat_players(players, target)
     tasks = [asyncio.create_task(p.play_until_done()) for p in players]
     await wait_for(lambda: all(p.views for p in players), timeout=10)
     host = players[0]
@@ -99,13 +99,13 @@ def _auto_played(player: Player, seat: int) -> bool:
 async def test_a_killed_gateway_does_not_stop_the_game_and_every_seat_resumes_elsewhere(
     e2e: E2ECluster,
 ) -> None:
-    doomed = e2e.start_gateway()
+    doomed = e2e.add("gateway")
     survivor = e2e.gateways[0]
     players = [Player(f"G{i}", doomed.address, 700 + i) for i in range(4)]
     tasks = await _start(players, target=50)
     await wait_for(lambda: len(players[0].views) >= 8, timeout=20)
     await asyncio.to_thread(doomed.kill)
-    e2e.gateways.remove(doomed)
+    e2e.replicas.remove(doomed)
     await asyncio.gather(*tasks, return_exceptions=True)  # their streams broke
     before = [p.views[-1].version for p in players]
     # Every client reconnects to the surviving gateway with its token and plays on.

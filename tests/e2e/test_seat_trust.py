@@ -15,7 +15,8 @@ from dominos.v1 import game_pb2, gateway_pb2
 
 from services.client.api import DominosClient, SeatCredentials
 from services.client.stream import error_reason
-from tests.support.waiting import wait_for
+from testing.players import seat_four
+from testing.waiting import wait_for
 
 from .conftest import E2ECluster
 
@@ -202,9 +203,8 @@ async def test_streams_opened_while_the_table_moves_miss_no_version(e2e: E2EClus
     tables: list[list[SeatCredentials]] = []
     try:
         for _ in range(4):
-            host, code, _ = await clients[0].create_table("Host")
-            seats = [host] + [(await clients[0].join_table(code, f"P{i}"))[0] for i in (1, 2, 3)]
-            tables.append(seats)
+            lobby = await seat_four(clients[:1], ["Host", "P1", "P2", "P3"])
+            tables.append(lobby.seats)
 
         async def move(host: SeatCredentials) -> int:
             moves, target = 0, 100

@@ -23,4 +23,4 @@ async def test_any_gateway_says_its_release_and_the_contracts_rules(e2e: E2EClus
         assert info.server_version == package_version() != "unknown"
         assert info.contract == "dominos.v1"
         assert info.min_ping_interval_ms == MIN_CLIENT_PING_INTERVAL_MS
-        assert info.streams_per_seat == 1000  # the test clusters' setting (tests.support.limits)
+        assert info.streams_per_seat == 1000  # the test clusters' setting (testing.limits)

@@ -23,8 +23,9 @@ from services.rules import Play, replay
 from services.rules.tiles import tile_index
 from services.table.command_log import decode_log
 from services.table.store import TableStore
-from tests.support.services import ServiceProcess
-from tests.support.waiting import wait_for
+from testing.players import seat_four
+from testing.services import ServiceProcess
+from testing.waiting import wait_for
 
 from .conftest import E2ECluster
 
@@ -92,12 +93,9 @@ async def _tables(address: str, count: int) -> list[Driver]:
     drivers = []
     for _ in range(count):
         client = DominosClient(address)
-        host, code, _ = await client.create_table("Host", 500)
-        seats = [host]
-        for name in ("B", "C", "D"):
-            seats.append((await client.join_table(code, name))[0])
-        await client.start(host)
-        drivers.append(Driver(client, seats))
+        lobby = await seat_four([client], ["Host", "B", "C", "D"], 500)
+        await client.start(lobby.host)
+        drivers.append(Driver(client, lobby.seats))
     return drivers
 
 
@@ -164,7 +162,7 @@ async def test_sigterm_to_the_table_service_under_load_loses_no_acknowledged_com
         assert code == 0
         assert _not_serving_before_refusal(seen), seen[-5:]
         # Back up; the drivers' retried commands (same request ids) act once.
-        e2e.table = await asyncio.to_thread(e2e.restart, e2e.table)
+        await asyncio.to_thread(e2e.replace, e2e.table)
         await _progress(drivers, tasks, 3)
     finally:
         for driver in drivers:
@@ -180,19 +178,19 @@ async def test_sigterm_to_the_table_service_under_load_loses_no_acknowledged_com
 async def test_sigterm_to_a_gateway_and_the_timer_under_load_exits_cleanly(
     e2e: E2ECluster,
 ) -> None:
-    spare = e2e.start_gateway()
+    spare = e2e.add("gateway")
     drivers = await _tables(spare.address, 2)
     tasks = [asyncio.create_task(d.run()) for d in drivers]
     try:
         await _progress(drivers, tasks, 3)
         code, seen = await _sigterm(spare)
-        e2e.gateways.remove(spare)
+        e2e.replicas.remove(spare)
         assert code == 0
         assert _not_serving_before_refusal(seen), seen[-5:]
         code, seen = await _sigterm(e2e.timer)
         assert code == 0
         assert _not_serving_before_refusal(seen), seen[-5:]
-        e2e.timer = await asyncio.to_thread(e2e.restart, e2e.timer)
+        await asyncio.to_thread(e2e.replace, e2e.timer)
     finally:
         for driver in drivers:
             driver.stop = True
@@ -208,8 +206,8 @@ async def test_a_stopping_gateway_ends_its_streams_at_once_with_a_documented_sta
     """Issue 17: at SIGTERM a gateway ends its view streams with UNAVAILABLE and an ErrorInfo
     (reason UNAVAILABLE) when its drain starts, not when the grace period ends; it opens no
     new stream meanwhile, and the client reconnects through another gateway."""
-    gateway = e2e.start_gateway(
-        {"DOMINOS_SHUTDOWN_DRAIN_SECONDS": "3", "DOMINOS_SHUTDOWN_GRACE_SECONDS": "5"}
+    gateway = e2e.add(
+        "gateway", {"DOMINOS_SHUTDOWN_DRAIN_SECONDS": "3", "DOMINOS_SHUTDOWN_GRACE_SECONDS": "5"}
     )
     client, other = DominosClient(gateway.address), DominosClient(e2e.gateways[0].address)
     try:

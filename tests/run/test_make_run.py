@@ -23,8 +23,8 @@ import pytest
 from services.client.run import PORTS, ROOT, grpc_serving, secrets_path
 from services.common.cluster_auth.secrets import ClusterSecrets
 from services.common.settings import Settings
-from tests.support.servers import free_port, port_is_free
-from tests.support.waiting import wait_until
+from testing.servers import free_port, port_is_free
+from testing.waiting import wait_until
 
 LAUNCHER = [sys.executable, "-m", "services.client.run"]
 DEMO = [sys.executable, "-m", "services.client.cli", "demo"]

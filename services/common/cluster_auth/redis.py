@@ -8,14 +8,15 @@ only the keys and commands its code uses (Redis 7 ACLs; the key table is in
 ``services/common/schema.py``):
 
 - ``table`` owns the tables: their hashes, outboxes, the invitation codes, create requests,
-  join-failure counters and phase indexes; it writes (never reads) the deadline index and
-  only checks (``HEXISTS``) the gateways' presence leases.
-- ``timer`` reads the deadline index and each table's clock fields (``tn``, ``dk``: ACLs have
-  no per-field rights, so the whole hash is readable, never writable), owns the claim leases
-  (``dominos:{T}:timerlease``) and may only remove (``ZREM``/``HDEL``) presence leases that
-  ran out.
-- ``gateway`` touches nothing but its presence leases (``dominos:{T}:leases`` and the index
-  ``dominos:presence``): no table hash (no state, no nonces), no deadline index, no outbox.
+  join-failure counters, budgets and phase indexes; it writes (never reads) the deadline
+  indexes and only checks (``HEXISTS``) the gateways' presence leases.
+- ``timer`` reads the deadline indexes and each table's clock fields (``tn``, ``dk``: ACLs
+  have no per-field rights, so the whole hash is readable, never writable), owns the claim
+  leases (``dominos:{S}:timerlease:<T>``) and the replicas' heartbeats (``dominos:timers``),
+  and may only remove (``ZREM``/``HDEL``) presence leases that ran out.
+- ``gateway`` touches nothing but its presence leases (``dominos:{S}:leases:<T>`` and the
+  indexes ``dominos:{S}:presence``): no table hash (no state, no nonces), no deadline index,
+  no outbox.
 - ``admin`` (operators, the tests' assertions) may do everything.
 
 Key rights (Redis 7 selectors): ``%R~`` read only, ``%W~`` write only, ``~`` both. A command
@@ -62,6 +63,7 @@ __all__ = [
     "acl_file",
     "acl_of",
     "acl_user_line",
+    "chart_acl_file",
     "password_hash",
 ]
 
@@ -95,9 +97,13 @@ TIMER_LEASE: Final = Pattern.TIMER_LEASE
 LEASES: Final = Pattern.LEASES
 #: Every presence lease's expiry.
 PRESENCE: Final = Pattern.PRESENCE
-#: The empty key name: the commit script is called with ``""`` in place of an invitation code
-#: or a create request it does not write (it never touches it).
-NO_KEY: Final = ""
+#: The timer replicas' heartbeats.
+TIMERS: Final = Pattern.TIMERS
+
+#: What a Redis Cluster client runs besides its commands (``DOMINOS_REDIS_CLUSTER``): the
+#: slot map (``CLUSTER SLOTS``/``SHARDS``), the command table it routes keys by (``COMMAND``),
+#: ``ASKING`` on a slot being migrated. Harmless on a single Redis.
+CLUSTER_CLIENT: Final = "cluster|slots cluster|shards command asking"
 
 #: Loading and calling the services' registered Lua scripts (see the module docstring).
 SCRIPT_COMMANDS: Final = ("evalsha", "script|load")
@@ -163,16 +169,16 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 f"~{CODES}",
                 # Create requests: GET (created_by), SET PX (commit).
                 f"~{CREATES}",
-                # Join failures: GET, PTTL, INCR, PEXPIRE (join lookup script).
+                # Join failures: GET, PTTL, INCR, PEXPIRE (join attempt script), DECR (refund).
                 f"~{JOIN_FAILURES}",
                 # Phase indexes: ZADD/ZREM (commit), ZREMRANGEBYSCORE + ZCARD (gauge), ZSCORE
                 # (is a reserved lobby still one).
                 f"~{PHASES}",
-                # Budgets (issue 15): GET, PTTL, INCR, PEXPIRE (take script).
+                # Budgets (issue 15): GET, PTTL, INCR, PEXPIRE (take script), DECR (refund).
                 f"~{LIMITS}",
                 f"~{TABLE_LIMITS}",
-                # Open lobbies per address: ZREMRANGEBYSCORE, ZRANGE, ZSCORE, ZREM, ZCARD,
-                # ZADD, PEXPIRE (reserve script).
+                # Open lobbies per address: ZRANGEBYSCORE, ZREM (pruning), ZREMRANGEBYSCORE,
+                # ZCARD, ZRANGE, ZADD, PEXPIRE (reserve script).
                 f"~{LOBBIES}",
                 # Presence leases: HEXISTS only (an expiry is ignored while a gateway holds
                 # the seat's lease again).
@@ -180,27 +186,27 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
             ),
             commands=_commands(
                 "ping",  # redis-py's health check
+                CLUSTER_CLIENT,
                 "hmget hget hset hdel exists pexpire",  # the table hash
-                "get set incr pttl",  # codes, create requests, join failures
+                "get set incr decr pttl",  # codes, create requests, join failures, budgets
                 "zadd zrem zrange zrangebyscore zremrangebyscore zcard zscore",  # sorted sets
                 "hexists",  # presence leases
             ),
             script_keys=(
-                # commit: the table hash, its outbox, the deadline index, the pending index,
-                # the code (or ""), the create request (or ""), the five phase indexes.
+                # commit: the table hash, its outbox, its shard's deadline and pending indexes,
+                # its code, the create request (or the table hash again), the shard's five
+                # phase indexes.
                 TABLE,
                 OUTBOX,
                 DEADLINES,
                 PENDING,
                 CODES,
-                NO_KEY,
                 CREATES,
                 PHASES,
                 # mark_published: the pending index and outboxes (above).
-                # join lookup: the code (above) and the client's failure counters.
+                # join attempt and refund: the client's failure counters.
                 JOIN_FAILURES,
-                # budgets: their counters; lobby reservation: the address's lobbies and the
-                # lobby phase index (above).
+                # budgets: their counters; lobby reservation: the address's lobbies.
                 LIMITS,
                 TABLE_LIMITS,
                 LOBBIES,
@@ -220,15 +226,22 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 f"~{PRESENCE}",
                 # Presence leases: HDEL of a lease that ran out (claim script), nothing else.
                 f"%W~{LEASES}",
+                # The replicas' heartbeats: ZADD, ZREMRANGEBYSCORE, ZRANGE (heartbeat
+                # script), ZREM (leaving).
+                f"~{TIMERS}",
             ),
             commands=_commands(
                 "ping",  # redis-py's health check
+                CLUSTER_CLIENT,
                 "zrangebyscore zscore zrem",  # deadline and presence indexes
+                "zadd zremrangebyscore zrange",  # heartbeats
                 "hmget hget hdel",  # table clocks, presence leases
                 "get set",  # claim leases
-                "time",  # the presence scripts take Redis's clock
+                "time",  # the presence and heartbeat scripts take Redis's clock
             ),
             script_keys=(
+                # heartbeat: the replicas' heartbeats.
+                TIMERS,
                 # claim: the deadline index, then per table its hash and its claim lease.
                 DEADLINES,
                 TABLE,
@@ -247,6 +260,7 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
             ),
             commands=_commands(
                 "ping",  # redis-py's health check
+                CLUSTER_CLIENT,
                 "hset hget hdel pexpire",  # presence leases
                 "zadd zrem",  # presence index
                 "time",  # the lease scripts take Redis's clock
@@ -291,6 +305,17 @@ def acl_user_line(identity: str, password: str) -> str:
     if not password or any(ch.isspace() for ch in password):
         raise ValueError(f"the Redis password of {identity!r} is empty or has whitespace")
     return f"user {identity} on {password_hash(password)} {acl_of(identity).rules()}"
+
+
+def chart_acl_file(passwords: Mapping[str, str], chart_password: str) -> str:
+    """The ACL file of a Redis Cluster installed by a chart (``deploy/helm/
+    redis-cluster-values.yaml``): the chart's own tooling (probes, the cluster-creation job,
+    replication) authenticates as ``default`` with ``chart_password``, so ``default`` is on
+    with that password only (never anonymous) and every right, like ``admin``; then every
+    identity with its password from ``passwords``."""
+    lines = [f"user default on resetpass {password_hash(chart_password)} ~* &* +@all"]
+    lines += [acl_user_line(identity, passwords[identity]) for identity in IDENTITIES]
+    return "\n".join(lines) + "\n"
 
 
 def acl_file(secrets: ClusterSecrets) -> str:

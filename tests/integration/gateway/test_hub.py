@@ -15,7 +15,7 @@ from dominos.v1 import events_pb2
 from services.common.bus import table_subject
 from services.gateway.hub import Hub, Version
 from services.rules import Join, TableState, apply, encode_state
-from tests.support.waiting import wait_for
+from testing.waiting import wait_for
 from tests.unit.rules.builders import NOW, lobby
 
 BUSY, QUIET = "b" * 22, "q" * 22

@@ -12,7 +12,7 @@ from typing import Any
 from services.common.presence import PresenceLeases
 from services.common.schema import presence_leases_key
 from services.gateway.presence import LeaseKeeper
-from tests.support.waiting import wait_for
+from testing.waiting import wait_for
 
 
 async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropped(

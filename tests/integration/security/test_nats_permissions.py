@@ -36,9 +36,9 @@ from services.common.cluster_auth.secrets import ClusterSecrets
 from services.common.connections import connect_nats, nats_tls_context
 from services.common.settings import Settings
 from services.table.timer_consumer import TimerConsumer
-from tests.support.certificates import Certificates, make_certificates
-from tests.support.servers import NatsServer
-from tests.support.waiting import wait_for
+from testing.certificates import Certificates, make_certificates
+from testing.servers import NatsServer
+from testing.waiting import wait_for
 
 TABLE_ID = "t" * 22
 #: Time a refused JetStream request waits for the answer that never comes.

@@ -27,12 +27,13 @@ from services.common.cluster_auth.secrets import SERVICES, ClusterSecrets
 from services.common.connections import connect_redis
 from services.common.presence import PresenceLeases
 from services.common.schema import (
-    DEADLINES_KEY,
-    PENDING_KEY,
-    PRESENCE_KEY,
     code_key,
+    deadlines_key,
     outbox_key,
+    pending_key,
+    presence_key,
     presence_leases_key,
+    shard_of,
     table_key,
 )
 from services.common.service_errors import ServiceError
@@ -42,10 +43,14 @@ from services.table.application import TableApp
 from services.table.server import policy_from
 from services.table.store import Client, TableStore
 from services.timer.claims import TimerStore
-from tests.support.certificates import Certificates, make_certificates
-from tests.support.servers import RedisServer, ServerError
+from testing.certificates import Certificates, make_certificates
+from testing.servers import RedisServer, ServerError
 
 T = "t" * 22  # a table id
+#: The indexes of T's shard.
+DEADLINES_KEY = deadlines_key(shard_of(T))
+PENDING_KEY = pending_key(shard_of(T))
+PRESENCE_KEY = presence_key(shard_of(T))
 #: The client of the table user's creates and joins (its budgets run as the table user too).
 CLIENT = Client("ipv4:10.0.0.1", "gw/ipv4:10.0.0.1:4000")
 Connect = Callable[[str], Any]
@@ -214,7 +219,7 @@ async def test_the_timer_user_runs_the_sweep_the_claims_and_the_lease_expiry(
     await redis_client.hset(table_key(T), mapping={"v": 9, "tn": 7, "dk": 1, "n0": "nonce"})
     await redis_client.zadd(DEADLINES_KEY, {T: 1000})
     timer = TimerStore(redis_connect("timer"))
-    assert await timer.index_page(2000, 0, 10) == [(T, 1000)]
+    assert await timer.index_page(shard_of(T), 2000, 0, 10) == [(T, 1000)]
     assert await timer.clocks([T, "x" * 22]) == [(7, 1), None]
     assert await timer.claim([(T, 1000, 7)], lease_ms=5000) == [1]
     assert await timer.claim([(T, 1000, 7)], lease_ms=5000) == [0]  # already claimed

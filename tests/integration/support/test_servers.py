@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from nats.aio.client import Client as NatsClient
 from nats.js.api import StorageType
 
-from tests.support.servers import NatsServer, RedisServer, ServerError, free_port
+from testing.servers import NatsServer, RedisServer, ServerError, free_port
 
 
 def ping(server: RedisServer, timeout: float = 2.0) -> bool:

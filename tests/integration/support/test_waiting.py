@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from tests.support.waiting import wait_for, wait_until
+from testing.waiting import wait_for, wait_until
 
 
 async def test_wait_for_returns_the_first_truthy_value() -> None:

@@ -11,7 +11,7 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2, table_pb2, table_pb2_grpc
 
 from services.common.caller_auth import CallerCredentials
-from tests.support.secrets import SESSION_SECRETS
+from testing.secrets import SESSION_SECRETS
 
 
 def rid() -> str:

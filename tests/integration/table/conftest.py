@@ -9,8 +9,8 @@ import pytest
 
 from services.common.settings import Settings
 from services.table.server import create_server
-from tests.support import limits
-from tests.support.secrets import SESSION_SECRETS
+from testing import limits
+from testing.secrets import SESSION_SECRETS
 
 from .client import TableClient
 

@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from services.common.settings import Settings, SettingsError
 from services.gateway.server import create_server as create_gateway
 from services.table.server import create_server
-from tests.support.secrets import SESSION_SECRETS
+from testing.secrets import SESSION_SECRETS
 
 from .client import TableClient, rid
 from .conftest import table_settings

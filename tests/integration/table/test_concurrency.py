@@ -16,7 +16,7 @@ from services.common.bus import TABLE_STREAM, table_subject
 from services.rules import replay
 from services.table.command_log import decode_log
 from services.table.store import TableStore
-from tests.support.services import ServiceProcess
+from testing.services import ServiceProcess
 
 from .client import Seat, TableClient, rid
 

@@ -11,7 +11,7 @@ from dominos.v1 import game_pb2, gateway_pb2, table_pb2
 
 from services.common.schema import outbox_key, table_key
 from services.common.service_errors import reason_of
-from tests.support.waiting import wait_for
+from testing.waiting import wait_for
 
 from .client import Seat, TableClient, rid
 

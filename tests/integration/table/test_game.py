@@ -11,7 +11,7 @@ from services.common.bus import TABLE_SUBJECT_PREFIX
 from services.rules import Phase, decode_state, replay
 from services.table.command_log import decode_log
 from services.table.store import TableStore
-from tests.support.waiting import wait_for
+from testing.waiting import wait_for
 
 from .client import TableClient
 

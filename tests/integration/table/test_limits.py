@@ -14,7 +14,7 @@ import grpc
 import pytest
 from dominos.v1 import gateway_pb2, table_pb2
 
-from services.common.schema import phase_key
+from services.common.schema import SHARDS, phase_key
 from services.common.service_errors import limit_of, reason_of, retry_delay_of
 from services.table.server import create_server
 
@@ -63,8 +63,9 @@ async def refusal(call: Awaitable[Any]) -> tuple[str | None, float]:
 
 async def live_tables(redis_client: Any) -> int:
     total = 0
-    for phase in ("waiting", "playing", "closed"):
-        total += await redis_client.zcard(phase_key(phase))
+    for shard in range(SHARDS):
+        for phase in ("waiting", "playing", "closed"):
+            total += await redis_client.zcard(phase_key(shard, phase))
     return int(total)
 
 

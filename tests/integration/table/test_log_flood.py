@@ -23,9 +23,9 @@ from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
 from services.common.caller_auth import CallerCredentials
 from services.common.service_errors import reason_of
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import NatsServer, RedisServer
-from tests.support.services import ServiceProcess
+from testing.secrets import SESSION_SECRETS
+from testing.servers import NatsServer, RedisServer
+from testing.services import ServiceProcess
 
 FLOOD = 1_000
 #: Size of an oversized field: below the servers' 64 KB message limit (two such fields in

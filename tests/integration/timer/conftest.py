@@ -71,10 +71,13 @@ class Cluster:
 
 
 async def _cluster(
-    redis_server: Any, nats_server: Any, *, with_timer: bool
+    redis_server: Any, nats_server: Any, *, with_timer: bool, redis_cluster: bool = False
 ) -> AsyncIterator[Cluster]:
-    settings = short_settings(redis_server, nats_server)
-    timer_settings = short_settings(redis_server, nats_server, identity="timer")
+    """The services on ``redis_server`` (a Redis Cluster's nodes with ``redis_cluster``)."""
+    settings = short_settings(redis_server, nats_server, redis_cluster=redis_cluster)
+    timer_settings = short_settings(
+        redis_server, nats_server, identity="timer", redis_cluster=redis_cluster
+    )
     table, port = await create_table_server(settings)
     timer = (await create_timer_server(timer_settings))[0] if with_timer else None
     client = TableClient(f"127.0.0.1:{port}")

@@ -8,8 +8,8 @@ from typing import Any
 from dominos.v1 import game_pb2
 
 from services.rules import Expire, Phase
+from testing.waiting import wait_for
 from tests.integration.table.client import Seat
-from tests.support.waiting import wait_for
 
 from .conftest import Cluster
 from .history import check_auto_plays, history, lateness_ms

@@ -11,8 +11,8 @@ from dominos.v1 import events_pb2, game_pb2
 from services.common.bus import TIMER_SUBJECT
 from services.common.presence import PresenceLeases
 from services.rules import Expire
-from tests.support.services import ServiceProcess
-from tests.support.waiting import wait_for
+from testing.services import ServiceProcess
+from testing.waiting import wait_for
 
 from .conftest import Cluster, short_env
 from .history import check_auto_plays, history, lateness_ms

@@ -9,12 +9,13 @@ Each package may import only what this table allows; the test reads every module
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from .imports import ROOT
+from .imports import imports_of as _imports
+
 SERVICES = ROOT / "services"
 
 #: What each top-level package of ``services`` may import of ``services``.
@@ -28,24 +29,6 @@ ALLOWED = {
 }
 #: Third-party packages the rules engine must never import (it is pure: state in, state out).
 IMPURE = {"grpc", "redis", "nats", "dominos", "time", "random", "secrets", "asyncio"}
-
-
-def _imports(path: Path) -> set[str]:
-    """Every module ``path`` imports (absolute names; relative ones resolved)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    inside = path.is_relative_to(ROOT)
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1]) if inside else ""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                names.add(f"{base}.{node.module}" if node.module else base)
-            elif node.module:
-                names.add(node.module)
-    return names
 
 
 def _modules(package: str) -> list[Path]:

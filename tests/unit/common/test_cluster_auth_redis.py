@@ -16,7 +16,7 @@ from services.common.cluster_auth.secrets import IDENTITIES, SERVICES, ClusterSe
 from services.common.connections import redis_tls_options
 from services.common.settings import Settings, SettingsError
 from services.table import limits, store
-from services.timer import claims
+from services.timer import claims, membership
 
 T = "AbCdEfGhIjKlMnOpQrStUv"
 
@@ -24,18 +24,19 @@ T = "AbCdEfGhIjKlMnOpQrStUv"
 KEYS = {
     "TABLE": schema.table_key(T),
     "OUTBOX": schema.outbox_key(T),
-    "PENDING": schema.PENDING_KEY,
-    "DEADLINES": schema.DEADLINES_KEY,
+    "PENDING": schema.pending_key(7),
+    "DEADLINES": schema.deadlines_key(63),
     "CODES": schema.code_key("ABCD-EFGH"),
     "CREATES": schema.create_key("0f" * 16),
     "JOIN_FAILURES": schema.join_failures_key("ipv4:10.0.0.1"),
-    "PHASES": schema.phase_key("playing"),
-    "LIMITS": schema.limit_key("creates", "ipv4:10.0.0.1:m"),
+    "PHASES": schema.phase_key(0, "playing"),
+    "LIMITS": schema.limit_key("creates", "ipv4:10.0.0.1", "m"),
     "TABLE_LIMITS": schema.table_limit_key(T, "presence:2"),
     "LOBBIES": schema.lobbies_key("ipv4:10.0.0.1"),
     "TIMER_LEASE": schema.timer_lease_key(T),
     "LEASES": schema.presence_leases_key(T),
-    "PRESENCE": schema.PRESENCE_KEY,
+    "PRESENCE": schema.presence_key(12),
+    "TIMERS": schema.TIMERS_KEY,
 }
 
 #: The Lua scripts each service calls (the commands in their ``redis.call``).
@@ -43,11 +44,11 @@ SCRIPTS = {
     "table": (
         store._COMMIT,
         store._PUBLISHED,
-        store._JOIN_LOOKUP,
         limits._TAKE,
+        limits._REFUND,
         limits._RESERVE_LOBBY,
     ),
-    "timer": (claims._CLAIM, presence._CLAIM_EXPIRED_LEASE),
+    "timer": (claims._CLAIM, presence._CLAIM_EXPIRED_LEASE, membership._HEARTBEAT),
     "gateway": (presence._RENEW_LEASES, presence._RELEASE_LEASE),
 }
 
@@ -144,7 +145,7 @@ def test_a_password_with_whitespace_is_refused() -> None:
 
 def test_the_scripts_selector_is_the_last_rule() -> None:
     rules = acl.REDIS_ACLS["gateway"].command_rules()
-    assert rules.endswith("(~dominos:{*}:leases ~dominos:presence +evalsha +script|load)")
+    assert rules.endswith("(~dominos:{*}:leases:* ~dominos:{*}:presence +evalsha +script|load)")
 
 
 # -- the client's TLS options ----------------------------------------------------------------

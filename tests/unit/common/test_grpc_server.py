@@ -25,7 +25,7 @@ from services.common.grpc_server import (
     SERVER_OPTIONS,
     ServiceRuntime,
 )
-from tests.support.waiting import wait_for
+from testing.waiting import wait_for
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING

@@ -27,7 +27,7 @@ from services.common.logging import (
     redact,
     safe_text,
 )
-from tests.support.logs import logging_restored
+from testing.logs import logging_restored
 
 
 @pytest.fixture(autouse=True)

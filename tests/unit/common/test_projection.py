@@ -39,7 +39,7 @@ from services.rules.events import (
 )
 from services.rules.state import AutoCause, End, Outcome
 from services.rules.tiles import HIGH, INDEX, LOW, numbers_of, tile_index
-from tests.support.games import drive, new_game, tiles_in
+from testing.games import drive, new_game, tiles_in
 from tests.unit.rules.builders import NOW, TIMING, in_play, lobby
 
 SERVER_TIME = 1_767_225_612_345

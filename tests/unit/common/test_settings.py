@@ -50,6 +50,7 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_TIMER_SWEEP_SECONDS": ("timer_sweep_seconds", 1.0),
     "DOMINOS_NATS_STREAM_REPLICAS": ("nats_stream_replicas", 1),
     "DOMINOS_REDIS_CA_FILE": ("redis_ca_file", ""),
+    "DOMINOS_REDIS_CLUSTER": ("redis_cluster", False),
     "DOMINOS_NATS_CA_FILE": ("nats_ca_file", ""),
     "DOMINOS_NATS_CERT_FILE": ("nats_cert_file", ""),
     "DOMINOS_NATS_KEY_FILE": ("nats_key_file", ""),

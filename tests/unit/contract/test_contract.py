@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import filecmp
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,9 @@ import pytest
 from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2
 
 from services.rules import ALL_REASONS, AutoCause, End, Outcome, Phase
+from tools import gen_protos
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tools"))
-import gen_protos  # noqa: E402
 
 
 def test_generated_stubs_are_exactly_what_the_protos_compile_to() -> None:

@@ -28,7 +28,7 @@ from services.rules import (
 )
 from services.rules.state import End
 from services.table.command_log import LogFormatError, decode_log, encode_entry, encode_log
-from tests.support.games import EPOCH_MS, TIMING, drive, new_game
+from testing.games import EPOCH_MS, TIMING, drive, new_game
 
 SEEDS = st.integers(min_value=0, max_value=2**128 - 1)
 

@@ -18,7 +18,7 @@ from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, configure_logging
 from services.common.service_errors import Reason, ServiceError, invalid
 from services.table import servicer
-from tests.support.logs import logging_restored
+from testing.logs import logging_restored
 
 VALID_TABLE = "A" * 22
 VALID_RID = "r-" + "0123456789abcdef" * 2

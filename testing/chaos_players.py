@@ -16,7 +16,7 @@ import contextlib
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,7 +26,8 @@ from dominos.v1 import game_pb2, gateway_pb2
 from services.client.api import DominosClient, SeatCredentials, request_id
 from services.rules import Command, Pass, Play, Start
 from services.rules.tiles import tile_index
-from tests.support.waiting import wait_for
+from testing.players import DONE, Lobby, seat_four
+from testing.waiting import wait_for
 
 T = TypeVar("T")
 
@@ -34,7 +35,6 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 #: Statuses a command may meet under faults without breaking the contract: the retryable
 #: ones, a turn overtaken by an auto-play (FAILED_PRECONDITION) and contention (ABORTED).
 EXPECTED = (*RETRYABLE, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
-DONE = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
 
 
 class Overtaken(Exception):
@@ -260,28 +260,17 @@ class ChaosPlayer:
         )
 
 
-async def seat_four(players: list[ChaosPlayer], target: int, deadline: float) -> None:
-    """Create a table and three joins, each step retried as above."""
-    host = players[0]
-    rid = request_id()
+async def seat_chaos_players(players: Sequence[ChaosPlayer], target: int, deadline: float) -> Lobby:
+    """The first player creates a table, the three others join it (:func:`seat_four`), each
+    step retried as above; every player gets its credentials."""
 
-    async def create(client: DominosClient) -> Any:
-        request = gateway_pb2.CreateTableRequest(request_id=rid, host_name=host.name, target=target)
-        return await client.stub.CreateTable(request, timeout=client.timeout)
+    def send(seat: int, what: str, call: Callable[[DominosClient], Awaitable[T]]) -> Awaitable[T]:
+        return players[seat].retrying(call, deadline=deadline, what=what)
 
-    reply = await host.retrying(create, deadline=deadline, what="create")
-    host.credentials = SeatCredentials(reply.table_id, reply.seat, reply.seat_token)
-    for player in players[1:]:
-        join_rid = request_id()
-
-        async def join(client: DominosClient, p: ChaosPlayer = player, r: str = join_rid) -> Any:
-            request = gateway_pb2.JoinTableRequest(
-                request_id=r, invitation_code=reply.invitation_code, player_name=p.name
-            )
-            return await client.stub.JoinTable(request, timeout=client.timeout)
-
-        joined = await player.retrying(join, deadline=deadline, what="join")
-        player.credentials = SeatCredentials(joined.table_id, joined.seat, joined.seat_token)
+    lobby = await seat_four(send, [p.name for p in players], target)
+    for player, credentials in zip(players, lobby.seats, strict=True):
+        player.credentials = credentials
+    return lobby
 
 
 async def start_game(host: ChaosPlayer, deadline: float) -> None:
@@ -356,7 +345,7 @@ async def start_games(
         )
         for g in range(count + idle)
     ]
-    await asyncio.gather(*(seat_four(g.players, target, deadline) for g in games))
+    await asyncio.gather(*(seat_chaos_players(g.players, target, deadline) for g in games))
     played = [g for g in games if not g.idle]
     for game in played:
 

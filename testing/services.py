@@ -1,5 +1,9 @@
 """Our own services as real processes (``python -m services.<name>``), for tests that need
-several replicas, kills and restarts."""
+several replicas, kills, freezes and restarts, and for the benchmarks.
+
+Every blocking method here (starting, stopping, pausing) blocks the calling thread; async
+tests call them through ``asyncio.to_thread`` so that their clients keep running meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +21,13 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.cluster_auth.secrets import ClusterSecrets
-from tests.support import limits
-from tests.support.secrets import SESSION_SECRETS
-from tests.support.servers import free_port
+from testing import limits
+from testing.procfs import all_threads_stopped, any_thread_stopped, rss_mb
+from testing.secrets import SESSION_SECRETS
+from testing.servers import free_port
+from testing.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class ServiceProcess:
@@ -66,8 +72,24 @@ class ServiceProcess:
 
     @property
     def address(self) -> str:
-        """``127.0.0.1:port``."""
+        """``127.0.0.1:port`` (the same across restarts)."""
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def role(self) -> str:
+        """The service: ``table``, ``timer`` or ``gateway``."""
+        return self.module.rpartition(".")[2]
+
+    @property
+    def pid(self) -> int:
+        """The current process id (started processes only)."""
+        assert self.process is not None
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process runs (frozen included)."""
+        return self.process is not None and self.process.poll() is None
 
     def start(self, timeout: float = 15.0) -> ServiceProcess:
         """Launch the process and wait until its gRPC health check answers SERVING."""
@@ -103,8 +125,33 @@ class ServiceProcess:
         """The end of the process's output."""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    def restart(self, timeout: float = 20.0) -> ServiceProcess:
+        """Start again on the same port with the same environment (and log); waits for
+        SERVING. The previous process must have ended (killed or stopped)."""
+        return self.start(timeout)
+
+    def pause(self) -> None:
+        """SIGSTOP (the process freezes: its port accepts connections, nothing answers);
+        returns once every thread stopped."""
+        pid = self._signal(signal.SIGSTOP)
+        wait_until(lambda: all_threads_stopped(pid), timeout=5)
+
+    def resume(self) -> None:
+        """SIGCONT; returns once no thread is stopped."""
+        pid = self._signal(signal.SIGCONT)
+        wait_until(lambda: not any_thread_stopped(pid), timeout=5)
+
+    def _signal(self, signum: signal.Signals) -> int:
+        assert self.process is not None
+        self.process.send_signal(signum)
+        return self.process.pid
+
+    def rss_mb(self) -> float:
+        """Resident memory in MB (0 when not running)."""
+        return rss_mb(self.pid) if self.alive else 0.0
+
     def kill(self) -> None:
-        """SIGKILL and reap."""
+        """SIGKILL (no clean-up at all, a frozen process dies too) and reap."""
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)

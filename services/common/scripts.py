@@ -1,0 +1,49 @@
+"""Calling many Lua scripts in one round trip.
+
+A step that touches several shards (several hash slots) runs one script call per shard. On a
+single Redis this module pipelines those calls: one round trip. A Redis Cluster client does
+not pipeline scripts, so there the calls are sent concurrently (each to its slot's node):
+about one round trip too. A script the server does not know yet (``NOSCRIPT``: a restarted
+Redis) is loaded and its calls sent again; every other error is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
+
+__all__ = ["ScriptCall", "call_scripts"]
+
+#: One call: the script, its keys (one hash slot), its arguments.
+ScriptCall = tuple[AsyncScript, Sequence[Any], Sequence[Any]]
+
+
+async def call_scripts(redis: Any, calls: Sequence[ScriptCall]) -> list[Any]:
+    """The results of ``calls``, in order, sent in one pipeline (concurrently on a cluster)."""
+    if isinstance(redis, RedisCluster):
+        return list(await asyncio.gather(*(s(keys=k, args=a) for s, k, a in calls)))
+    results: list[Any] = [None] * len(calls)
+    todo = list(range(len(calls)))
+    for attempt in range(2):
+        async with redis.pipeline(transaction=False) as pipe:
+            for i in todo:
+                script, keys, args = calls[i]
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+            answers = await pipe.execute(raise_on_error=False)
+        for i, answer in zip(todo, answers, strict=True):
+            results[i] = answer
+        missing = [i for i in todo if isinstance(results[i], NoScriptError)]
+        if not missing or attempt:
+            break
+        for script in {id(calls[i][0]): calls[i][0] for i in missing}.values():
+            await redis.script_load(script.script)
+        todo = missing
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return results

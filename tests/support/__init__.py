@@ -1,1 +1,0 @@
-"""Test support: real server processes (``servers``) and condition waiting (``waiting``)."""

@@ -1,0 +1,1 @@
+"""Developer tools: stub generation, the Redis Cluster ACL file."""
