@@ -57,8 +57,9 @@ demo: install ## four scripted clients play one game against `make run` (a dev t
 run-clean: ## forget the local cluster's tables (deletes .run/)
 	rm -rf .run
 
-lint: install ## buf lint, ruff, mypy (strict on the rules engine)
+lint: install ## buf lint + breaking (vs the last release), ruff, mypy (strict on the rules engine)
 	cd protos && ../$(BIN)/buf lint
+	cd protos && ../$(BIN)/buf breaking --against releases/v0.1.0.binpb
 	$(BIN)/ruff check services tests tools bench testing
 	$(BIN)/ruff format --check services tests tools bench testing
 	$(BIN)/mypy services tools bench tests testing

@@ -21,9 +21,14 @@ PROTO_ROOT = ROOT / "protos"
 GEN_ROOT = ROOT / "gen"
 
 
+#: The contract's own files; ``protos/google/`` holds googleapis' error model, which Python
+#: takes from the ``googleapis-common-protos`` package (``google.rpc.status_pb2``).
+OWN_PACKAGE = "dominos"
+
+
 def proto_files(proto_root: Path = PROTO_ROOT) -> list[Path]:
     """Every ``.proto`` file of the contract, sorted, relative to ``proto_root``."""
-    return sorted(p.relative_to(proto_root) for p in proto_root.rglob("*.proto"))
+    return sorted(p.relative_to(proto_root) for p in (proto_root / OWN_PACKAGE).rglob("*.proto"))
 
 
 def compile_into(out_dir: Path, proto_root: Path = PROTO_ROOT) -> None:

@@ -250,6 +250,7 @@ class Field:
     LAST_TIME: Final = "lt"  # ms of the last command (the next is never applied before it)
     CODE: Final = "code"
     JOINS: Final = "rj"  # the last join request records
+    ACTION_VERSION: Final = "av"  # the last version that changed more than a seat's presence
 
     @staticmethod
     def state_chunk(index: int) -> str:
@@ -288,6 +289,7 @@ def lua(script: str) -> str:
 #: Every field :meth:`TableRecord.read` needs, in the order it asks for them.
 LOAD_FIELDS: Final = (
     Field.VERSION,
+    Field.ACTION_VERSION,
     Field.STATE_CHUNKS,
     Field.TURN,
     Field.DEADLINE_KIND,
@@ -360,6 +362,9 @@ class TableRecord:
     joins: tuple[RequestRecord, ...] = ()
     turn_number: int = 0
     deadline_kind: int = 0
+    #: The last version that changed more than a seat's presence (``expected_version`` of a
+    #: command is checked against it: a reconnection elsewhere is no conflict).
+    action_version: int = 0
 
     @classmethod
     def read(cls, table_id: str, values: Iterable[bytes | None]) -> TableRecord | None:
@@ -390,6 +395,7 @@ class TableRecord:
             joins=_unpack(raw.get(Field.JOINS), joins=True),
             turn_number=int(raw.get(Field.TURN) or 0),
             deadline_kind=int(raw.get(Field.DEADLINE_KIND) or 0),
+            action_version=int(raw.get(Field.ACTION_VERSION) or raw[Field.VERSION]),
         )
 
 
@@ -419,12 +425,16 @@ class RecordChanges:
         return out
 
 
-def clock_fields(turn_number: int, deadline_kind: int, last_time_ms: int) -> list[tuple[str, int]]:
-    """The fields of the running clock and of the last command's time."""
+def clock_fields(
+    turn_number: int, deadline_kind: int, last_time_ms: int, action_version: int
+) -> list[tuple[str, int]]:
+    """The fields of the running clock, of the last command's time and of the last version
+    that changed more than presence."""
     return [
         (Field.TURN, turn_number),
         (Field.DEADLINE_KIND, deadline_kind),
         (Field.LAST_TIME, last_time_ms),
+        (Field.ACTION_VERSION, action_version),
     ]
 
 

@@ -499,11 +499,11 @@ class TableApp:
         decide: Decide[_Answer],
         *,
         missing: Callable[[], _Answer] | None = None,
-        once: bool = False,
     ) -> _Answer:
         """Load the table, ``decide`` over it, compare-and-set what it decided; on a version
-        conflict decide again over the new version (or, ``once``, refuse VERSION_CONFLICT).
-        A missing table is ``missing()`` (default: TABLE_NOT_FOUND)."""
+        conflict decide again over the new version (``decide`` refuses what no longer holds,
+        e.g. an ``expected_version``). A missing table is ``missing()`` (default:
+        TABLE_NOT_FOUND)."""
         for _ in range(MAX_ATTEMPTS):
             record = await self.store.load(table_id)
             if record is None:
@@ -519,8 +519,6 @@ class TableApp:
             if await self._commit(record, decided, now):
                 return decided.answer
             metrics.CAS_CONFLICTS.inc()
-            if once:
-                raise _version_conflict("the table moved on")
         raise self._contention()
 
     async def _act(
@@ -545,8 +543,15 @@ class TableApp:
                 return Acted(await self._state_at(table_id, earlier.version), acting)
             if leaving and not is_held(record.state, acting):
                 raise _token_invalid()  # a freed seat may only repeat its leave
-            if expected_version and record.version != expected_version:
-                raise _version_conflict(f"the table is at version {record.version}")
+            # Presence changes since the caller's version are no conflict (issue 17): only a
+            # version that changed the game, or a version the caller cannot have seen.
+            if expected_version and not (
+                record.action_version <= expected_version <= record.version
+            ):
+                raise _version_conflict(
+                    f"the table changed since version {expected_version}"
+                    f" (it is at version {record.version})"
+                )
             command = build(acting)
             transition = self._apply(record.state, command, now)
             after = transition.state
@@ -565,7 +570,7 @@ class TableApp:
             changes = RecordChanges(seats=seats, joins=joins)
             return Write(command, transition, Acted(after, acting), changes)
 
-        return await self._transact(table_id, decide, once=bool(expected_version))
+        return await self._transact(table_id, decide)
 
     def _apply(self, state: TableState, command: Command, now: int) -> Transition:
         try:
@@ -602,6 +607,7 @@ class TableApp:
                 ttl_ms=ttl,
                 changes=write.changes,
                 create_request=create_request,
+                acts=not isinstance(write.command, SetPresence),
             )
         )
         if pending is None:

@@ -138,6 +138,9 @@ class Commit:
     ttl_ms: int
     changes: RecordChanges = field(default_factory=RecordChanges)
     create_request: tuple[str, str] | None = None  # (request hash, fingerprint)
+    #: False for a change of a seat's presence only (its version is no conflict, see
+    #: ``TableRecord.action_version``).
+    acts: bool = True
 
 
 class TableStore:
@@ -203,7 +206,12 @@ class TableStore:
         ]
         for name, value in (
             *changes.fields(),
-            *clock_fields(state.turn_number, deadline_kind(state), commit.now_ms),
+            *clock_fields(
+                state.turn_number,
+                deadline_kind(state),
+                commit.now_ms,
+                state.version if commit.acts or before is None else before.action_version,
+            ),
         ):
             args += [name, value]
         result = await self._commit(keys=keys, args=args)

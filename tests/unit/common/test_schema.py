@@ -101,7 +101,7 @@ def test_the_record_reads_back_what_a_commit_writes() -> None:
         joins=(joined,),
         code="ABCDEFGHJK",
     )
-    raw = dict(changes.fields()) | dict(schema.clock_fields(7, 1, 5_000))
+    raw = dict(changes.fields()) | dict(schema.clock_fields(7, 1, 5_000, 1))
     data = encode_state(state)
     raw |= {Field.VERSION: "1", Field.STATE_CHUNKS: str(-(-len(data) // 64))}
     raw |= {Field.state_chunk(i // 64): data[i : i + 64] for i in range(0, len(data), 64)}

@@ -7,8 +7,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import grpc_tools
 import pytest
-from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2
+from dominos.v1 import errors_pb2, events_pb2, game_pb2, gateway_pb2, table_pb2
+from google.protobuf import descriptor_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_tools import protoc
 
 from services.rules import ALL_REASONS, AutoCause, End, Outcome, Phase
 from tools import gen_protos
@@ -25,6 +29,42 @@ def test_generated_stubs_are_exactly_what_the_protos_compile_to() -> None:
         assert names == sorted(p.name for p in installed.iterdir() if p.name != "__pycache__")
         _, mismatch, errors = filecmp.cmpfiles(fresh, installed, names, shallow=False)
         assert mismatch == [] and errors == [], "stubs drifted: run `make proto`"
+
+
+@pytest.mark.parametrize("module", [status_pb2, error_details_pb2])
+def test_the_vendored_error_model_describes_the_same_messages_as_googleapis(
+    module: Any,
+) -> None:
+    """protos/google/rpc (for other languages) and the googleapis-common-protos package
+    (which Python loads) describe the same messages, field for field."""
+    name = module.DESCRIPTOR.name
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "set.binpb"
+        include = Path(grpc_tools.__file__).parent / "_proto"
+        args = ["protoc", f"-I{ROOT / 'protos'}", f"-I{include}", f"-o{out}", name]
+        assert protoc.main(args) == 0
+        vendored = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
+    installed = descriptor_pb2.FileDescriptorProto.FromString(module.DESCRIPTOR.serialized_pb)
+    _without_json_names(vendored.message_type)  # protoc -o adds them, serialized_pb has none
+    _without_json_names(installed.message_type)
+    assert vendored.message_type == installed.message_type
+    assert vendored.package == installed.package
+
+
+def _without_json_names(messages: Any) -> None:
+    for message in messages:
+        for field in message.field:
+            field.ClearField("json_name")
+        _without_json_names(message.nested_type)
+
+
+def test_the_error_details_message_names_the_types_clients_decode() -> None:
+    fields = {f.name: f.message_type.full_name for f in errors_pb2.ErrorDetails.DESCRIPTOR.fields}
+    assert fields == {
+        "status": "google.rpc.Status",
+        "error_info": "google.rpc.ErrorInfo",
+        "retry_info": "google.rpc.RetryInfo",
+    }
 
 
 def test_every_engine_reason_is_a_documented_error_reason() -> None:
