@@ -22,9 +22,9 @@ from typing import Final, Literal, TypeVar
 
 import grpc
 from dominos.v1 import game_pb2
-from google.rpc import error_details_pb2, status_pb2
 
 from services.client.api import DominosClient, SeatCredentials, request_id
+from services.common.service_errors import Reason, reason_of, retry_delay_of
 
 __all__ = [
     "FATAL_CODES",
@@ -54,24 +54,13 @@ RETRYABLE_CODES: Final = frozenset(
 )
 """Command errors worth retrying with the same request id (the gateway is away)."""
 
-_DETAILS_KEY: Final = "grpc-status-details-bin"
 _DONE_PHASES: Final = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
 
 
 def error_reason(error: grpc.RpcError) -> str | None:
     """The contract's machine-readable reason (``ErrorInfo.reason``, e.g. ``"MUST_PLAY"``) of
     a failed call, or None when it carried none."""
-    trailing = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in trailing or ():
-        if key != _DETAILS_KEY:
-            continue
-        status = status_pb2.Status()
-        status.ParseFromString(value)
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Unpack(info):
-                return str(info.reason)
-    return None
+    return reason_of(error)
 
 
 @dataclass
@@ -156,6 +145,7 @@ class ViewStream:
             call = self.client.watch(self.seat)
             self.streams_opened += 1
             first = True
+            retry_after = 0.0
             try:
                 async for message in call:
                     if first:
@@ -165,17 +155,18 @@ class ViewStream:
                     self._deliver(message.view)
                 detail = "stream ended"
             except grpc.aio.AioRpcError as error:
-                if error.code() in FATAL_CODES:
-                    raise StreamFatal(
-                        error.code(), error_reason(error), error.details() or ""
-                    ) from error
+                reason = error_reason(error)
+                # A newer stream of this seat's token replaced this one: it is not reopened.
+                if error.code() in FATAL_CODES or reason == Reason.STREAM_REPLACED:
+                    raise StreamFatal(error.code(), reason, error.details() or "") from error
                 detail = f"{error.code().name}: {error.details() or ''}".strip()
+                retry_after = retry_delay_of(error) or 0.0  # a limit says when, e.g. connections
             finally:
                 call.cancel()
             if self.last is not None and self.last.phase in _DONE_PHASES:
                 self.on_event(StreamEvent("ended"))
                 return self.last
-            delay = self.backoff.next_delay()
+            delay = max(self.backoff.next_delay(), retry_after)
             self.on_event(StreamEvent("lost", detail, delay))
             await asyncio.sleep(delay)
 

@@ -1,7 +1,8 @@
 """Invitation codes, table ids and seat tokens (S1, D6, D7).
 
-- **Invitation codes**: 8 characters of a 30-character unambiguous alphabet (no 0/O, 1/I/L, U):
-  30**8 ≈ 6.6e11 codes. Typed codes are normalised (upper case, spaces and dashes removed).
+- **Invitation codes**: 10 characters of a 30-character unambiguous alphabet (no 0/O, 1/I/L,
+  U): 30**10 ≈ 5.9e14 codes (9.2e12 per shard, where a table's code is drawn). Typed codes
+  are normalised (upper case, spaces and dashes removed).
 - **Table ids**: 16 random bytes, URL-safe base64 without padding (22 characters).
 - **Seat tokens**: ``base64url(HMAC-SHA256(secret, "<table_id>:<seat>:<nonce>"))`` where
   ``nonce`` is 16 random bytes drawn when the seat is taken; the token has 256 bits no one
