@@ -54,6 +54,10 @@ play: install ## the terminal client against `make run` (GATEWAY=host:port)
 demo: install ## four scripted clients play one game against `make run` (a dev tool, S2)
 	$(BIN)/dominos demo --gateway $(GATEWAY) --target $(TARGET)
 
+.PHONY: node-client
+node-client: ## the TypeScript example client's tests (npm ci, npm test) against `make run` (GATEWAY=host:port)
+	cd clients/node && npm ci --no-audit --no-fund && DOMINOS_GATEWAY=$(GATEWAY) npm test
+
 run-clean: ## forget the local cluster's tables (deletes .run/)
 	rm -rf .run
 

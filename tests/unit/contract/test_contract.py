@@ -59,7 +59,10 @@ def _without_json_names(messages: Any) -> None:
 
 
 def test_the_error_details_message_names_the_types_clients_decode() -> None:
-    fields = {f.name: f.message_type.full_name for f in errors_pb2.ErrorDetails.DESCRIPTOR.fields}
+    fields = {
+        f.name: f.message_type.full_name if f.message_type is not None else ""
+        for f in errors_pb2.ErrorDetails.DESCRIPTOR.fields
+    }
     assert fields == {
         "status": "google.rpc.Status",
         "error_info": "google.rpc.ErrorInfo",
