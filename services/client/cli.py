@@ -26,6 +26,7 @@ from dominos.v1 import game_pb2
 
 from services.client import texts
 from services.client.bots import S2_WARNING, run_demo
+from services.client.seats import SeatStore
 from services.client.texts import Lang
 from services.client.tui import DominosApp
 
@@ -62,6 +63,11 @@ def parser() -> argparse.ArgumentParser:
     mode = play.add_mutually_exclusive_group()
     mode.add_argument("--create", action="store_true", help="create a table at once")
     mode.add_argument("--join", metavar="CODE", help="join the table with this invitation code")
+    mode.add_argument(
+        "--resume",
+        metavar="CODE",
+        help="take back the seat this computer holds at that table (--join does it too)",
+    )
     play.add_argument(
         "--target", type=_target, default=100, help="with --create: 50..500, step 50 (R16)"
     )
@@ -82,6 +88,8 @@ def _play(args: argparse.Namespace) -> int:
         player_name=args.name,
         create_target=args.target if args.create else None,
         join_code=args.join,
+        resume_code=args.resume,
+        seats=SeatStore(),
     )
     app.run()
     return 0

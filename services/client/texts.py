@@ -111,6 +111,14 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "Connexion perdue, nouvel essai dans {delay} s…",
         "en": "Connection lost, retrying in {delay} s…",
     },
+    "resumed": {
+        "fr": "Vous reprenez votre place {seat} de la table {code}.",
+        "en": "You are back in your seat {seat} at table {code}.",
+    },
+    "no_saved_seat": {
+        "fr": "Aucune place enregistrée pour le code {code} sur cet ordinateur.",
+        "en": "No seat is saved for code {code} on this computer.",
+    },
     "connected": {"fr": "Connecté", "en": "Connected"},
     "lobby_waiting": {
         "fr": "En attente de joueurs : {n}/4 assis.",

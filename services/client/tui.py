@@ -32,7 +32,7 @@ import io
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 import grpc
 from dominos.v1 import game_pb2
@@ -47,6 +47,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from services.client import texts
 from services.client.api import DominosClient, SeatCredentials
+from services.client.seats import SeatStore
 from services.client.stream import (
     Backoff,
     StreamEvent,
@@ -99,6 +100,10 @@ def screen_text(app: App[Any]) -> str:
     )
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text()
+
+
+#: Phases with nothing left to come back to: a saved seat is forgotten.
+_OVER: Final = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
 
 
 class Plain(Static):
@@ -445,6 +450,8 @@ class DominosApp(App[None]):
         player_name: str = "",
         create_target: int | None = None,
         join_code: str | None = None,
+        resume_code: str | None = None,
+        seats: SeatStore | None = None,
         backoff: Backoff | None = None,
         connect: bool = True,
     ) -> None:
@@ -454,6 +461,9 @@ class DominosApp(App[None]):
         self.player_name = player_name
         self.create_target = create_target
         self.join_code = join_code
+        self.resume_code = resume_code
+        #: Where taken seats are saved (None: nowhere), so a closed client gets its seat back.
+        self.seats = seats
         self.backoff = backoff or Backoff()
         self.online = connect
         # Created in on_mount: a grpc.aio channel belongs to the event loop that runs the app.
@@ -476,7 +486,9 @@ class DominosApp(App[None]):
             self.client = DominosClient(self.gateway)
         self.start_screen = StartScreen(self.lang, self.player_name)
         await self.push_screen(self.start_screen)
-        if self.join_code:
+        if self.resume_code:
+            await self.resume(self.resume_code)
+        elif self.join_code:
             await self.join_table(self.join_code, self.player_name)
         elif self.create_target is not None:
             await self.create_table(self.player_name, self.create_target)
@@ -495,6 +507,8 @@ class DominosApp(App[None]):
             return
         self.view = view
         self.received_at = time.monotonic() if received_at is None else received_at
+        if view.phase in _OVER and self.seats is not None and self.code:
+            self.seats.forget(self.code)  # nothing left to come back to
         wanted: Screen[None] = (
             self.lobby_screen if view.phase == game_pb2.PHASE_WAITING else self.game_screen
         )
@@ -531,11 +545,15 @@ class DominosApp(App[None]):
         try:
             await self.stream.run()
         except StreamFatal as error:
+            if error.reason == "TOKEN_INVALID" and self.seats is not None:
+                self.seats.forget(self.code)  # the seat was freed: the token is worth nothing
             self.set_status(str(error))
 
     def _seated(self, credentials: SeatCredentials, code: str, view: game_pb2.TableView) -> None:
         self.credentials = credentials
         self.code = code
+        if self.seats is not None and view.phase not in _OVER:
+            self.seats.save(code, credentials, self.gateway, self.player_name)
         self.apply_view(view)
         self.run_worker(self._watch(), name="view-stream", group="stream", exclusive=True)
 
@@ -576,10 +594,42 @@ class DominosApp(App[None]):
             credentials, code, view = result
             self._seated(credentials, code, view)
 
-    async def join_table(self, code: str, name: str) -> None:
-        """Join the table with invitation ``code`` and open the lobby (or the game)."""
+    async def resume(self, code: str) -> bool:
+        """Take back the seat saved for ``code`` (S4): its current view, then its stream.
+        False when none is saved, or when its token no longer works (then it is forgotten)."""
         client = self.client
         assert client is not None
+        saved = self.seats.get(code) if self.seats is not None else None
+        if saved is None:
+            self._show_error(texts.ui("no_saved_seat", self.lang, code=code.strip().upper()))
+            return False
+        try:
+            view = await client.view(saved.credentials)
+        except grpc.aio.AioRpcError as error:
+            if error.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND):
+                assert self.seats is not None
+                self.seats.forget(saved.code)
+            self._show_error(self._error_text(error))
+            return False
+        self._seated(saved.credentials, saved.code, view)
+        self.set_status(texts.ui("resumed", self.lang, seat=saved.seat + 1, code=saved.code))
+        return True
+
+    def _show_error(self, message: str) -> None:
+        screen = self.screen
+        if isinstance(screen, StartScreen):
+            screen.show_error(message)
+        else:
+            self.set_status(message)
+
+    async def join_table(self, code: str, name: str) -> None:
+        """Join the table with invitation ``code`` and open the lobby (or the game). A seat
+        this computer already holds at that table is taken back instead (S4)."""
+        client = self.client
+        assert client is not None
+        held = self.seats is not None and self.seats.get(code) is not None
+        if held and await self.resume(code):
+            return
         result = await self._command(lambda: client.join_table(code.strip(), name or "Joueur"))
         if result is not None:
             credentials, view = result

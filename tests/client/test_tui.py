@@ -14,6 +14,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 import pytest
@@ -24,7 +25,9 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
 
 from services.client import texts
+from services.client.api import DominosClient
 from services.client.bots import ScriptedSeat
+from services.client.seats import SeatStore
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
 from services.common.service_errors import Reason, ServiceError
 from testing.cluster import ProcessCluster, clock_env
@@ -556,3 +559,37 @@ async def test_a_name_refused_as_looking_like_a_seated_one_is_explained() -> Non
         await app._command(refused)
         await pilot.pause()
         assert widget_text(app.screen.query_one("#error", Static)) == texts.ui("name_taken", "fr")
+
+
+async def test_a_closed_client_gets_its_seat_back_by_joining_again(
+    cluster: ProcessCluster, tmp_path: Path
+) -> None:
+    """S4: a player whose client was closed mid-game types the code again and takes back
+    their seat (the token was saved), instead of GAME_ALREADY_STARTED."""
+    address = cluster.gateways[0].address
+    others = DominosClient(address)
+    try:
+        host, code, _ = await others.create_table("Ana", 50)
+        await others.join_table(code, "Ben")
+        await others.join_table(code, "Cy")
+        store = SeatStore(tmp_path / "seats.json")
+        first = DominosApp(address, lang="fr", player_name="Chloé", join_code=code, seats=store)
+        async with first.run_test(size=SIZE):
+            await wait_for(lambda: first.view is not None, timeout=10, message="seated")
+            assert first.credentials is not None
+            seat, token = first.credentials.seat, first.credentials.token
+        await others.start(host)
+        again = DominosApp(address, lang="fr", player_name="Chloé", join_code=code, seats=store)
+        async with again.run_test(size=SIZE):
+            await wait_for(lambda: again.view is not None, timeout=10, message="resumed")
+            assert again.credentials is not None
+            assert (again.credentials.seat, again.credentials.token) == (seat, token)
+            assert current(again).phase == game_pb2.PHASE_PLAYING
+            assert current(again).your_seat == seat
+            assert "Vous reprenez votre place" in again.status_log[0]
+        unknown = DominosApp(address, lang="fr", resume_code="ZZZZZZZZZZ", seats=store)
+        async with unknown.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert "Aucune place enregistrée pour le code ZZZZZZZZZZ" in screen_text(unknown)
+    finally:
+        await others.close()
