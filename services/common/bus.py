@@ -28,7 +28,6 @@ __all__ = [
     "ensure_table_stream",
     "ensure_timer_stream",
     "message_id",
-    "table_of_subject",
     "table_subject",
 ]
 
@@ -46,11 +45,6 @@ TIMER_CONSUMER: Final = "dominos-table"
 def table_subject(table_id: str) -> str:
     """The subject of a table's events."""
     return TABLE_SUBJECT_PREFIX + table_id
-
-
-def table_of_subject(subject: str) -> str:
-    """The table id of a table-event subject."""
-    return subject[len(TABLE_SUBJECT_PREFIX) :]
 
 
 def message_id(table_id: str, version: int) -> str:

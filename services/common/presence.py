@@ -25,6 +25,7 @@ from services.common.schema import (
     presence_leases_key,
     presence_member,
     shard_of,
+    shards_of,
 )
 from services.common.scripts import ScriptCall, call_scripts
 
@@ -101,11 +102,8 @@ class PresenceLeases:
         """Renew many ``(table_id, seat, holder)`` leases in one script call (a call per
         lease cost the gateway's event loop ~30 µs each: 4,000 leases stalled every stream of
         the gateway for a moment every renewal round): a script call per shard, pipelined."""
-        by_shard: dict[int, list[tuple[str, int, str]]] = {}
-        for lease in leases:
-            by_shard.setdefault(shard_of(lease[0]), []).append(lease)
         calls: list[ScriptCall] = []
-        for shard, group in by_shard.items():
+        for shard, group in shards_of(leases, lambda lease: lease[0]).items():
             keys = [presence_key(shard)]
             args: list[str | int] = [ttl_ms]
             for table_id, seat, holder in group:

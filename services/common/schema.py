@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from string import Template
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from services.rules import TableState, decode_state
 
@@ -87,6 +87,8 @@ __all__ = [
     "timer_lease_key",
 ]
 
+_Item = TypeVar("_Item")
+
 PREFIX: Final = "dominos"
 SEATS: Final = 4
 #: Table phases as the phase indexes name them.
@@ -113,11 +115,18 @@ def shard_of(name: str | bytes) -> int:
     return zlib.crc32(data) % SHARDS
 
 
-def shards_of(names: Iterable[str]) -> dict[int, list[str]]:
-    """``names`` (table ids) grouped by shard, in their order within each shard."""
-    groups: dict[int, list[str]] = {}
-    for name in names:
-        groups.setdefault(shard_of(name), []).append(name)
+def _itself(item: Any) -> Any:
+    return item
+
+
+def shards_of(
+    items: Iterable[_Item], table_of: Callable[[_Item], str] = _itself
+) -> dict[int, list[_Item]]:
+    """``items`` grouped by the shard of their table (``table_of(item)``; by default the
+    items are table ids), in their order within each shard."""
+    groups: dict[int, list[_Item]] = {}
+    for item in items:
+        groups.setdefault(shard_of(table_of(item)), []).append(item)
     return groups
 
 

@@ -25,9 +25,9 @@ by when their lobby expires), checked and reserved by :meth:`Limiter.reserve_lob
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from redis.asyncio import Redis
 from redis.crc import key_slot
@@ -35,6 +35,8 @@ from redis.crc import key_slot
 from services.common.schema import PHASES, lobbies_key, phase_key, shard_of
 
 __all__ = ["Budget", "Limiter", "Spent"]
+
+_Item = TypeVar("_Item")
 
 # Check every budget, then count in all of them. KEYS: one counter per budget; ARGV: per
 # budget its limit and window (ms). Returns {0} when counted, {i, ms left} when budget i
@@ -82,6 +84,14 @@ LOBBY_FIRST: Final = ("waiting", *(phase for phase in PHASES if phase != "waitin
 RESERVATION_GRACE_MS: Final = 10_000
 
 
+def _by_slot(items: Sequence[_Item], key_of: Callable[[_Item], str]) -> list[list[_Item]]:
+    """``items`` grouped by the hash slot of their key (one atomic script call each)."""
+    groups: dict[int, list[_Item]] = {}
+    for item in items:
+        groups.setdefault(key_slot(key_of(item).encode()), []).append(item)
+    return list(groups.values())
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """``limit`` events per window of ``window_ms``, named as the contract names it (the
@@ -112,12 +122,9 @@ class Limiter:
     async def take(self, budgets: Sequence[tuple[str, Budget]]) -> Spent | None:
         """Count one event against every ``(counter key, budget)``, or none when one of
         them is spent (that one is returned). A budget with a limit of 0 or less is off."""
-        groups: dict[int, list[tuple[str, Budget]]] = {}
-        for key, budget in budgets:
-            if budget.limit > 0:
-                groups.setdefault(key_slot(key.encode()), []).append((key, budget))
+        active = [(key, budget) for key, budget in budgets if budget.limit > 0]
         taken: list[str] = []
-        for group in groups.values():
+        for group in _by_slot(active, lambda item: item[0]):
             args: list[Any] = []
             for _, budget in group:
                 args += [budget.limit, budget.window_ms]
@@ -132,10 +139,7 @@ class Limiter:
     async def give_back(self, keys: list[str]) -> None:
         """Give back the event :meth:`take` counted on ``keys`` (it turned out not to count:
         a join whose code exists, or a later budget that was spent)."""
-        by_slot: dict[int, list[str]] = {}
-        for key in keys:
-            by_slot.setdefault(key_slot(key.encode()), []).append(key)
-        for group in by_slot.values():
+        for group in _by_slot(keys, lambda key: key):
             await self._refund(keys=group)
 
     async def reserve_lobby(

@@ -51,6 +51,11 @@ return results
 """)
 
 
+def _deadlines(rows: list[tuple[bytes, float]]) -> list[tuple[str, int]]:
+    """``(table_id, deadline_ms)`` of deadline-index rows read with their scores."""
+    return [(member.decode(), int(score)) for member, score in rows]
+
+
 class TimerStore:
     """Deadline index reads and claims."""
 
@@ -69,10 +74,7 @@ class TimerStore:
                     deadlines_key(shard), "-inf", until_ms, 0, count, withscores=True
                 )
             pages = await pipe.execute()
-        return {
-            shard: [(member.decode(), int(score)) for member, score in rows]
-            for shard, rows in zip(shards, pages, strict=True)
-        }
+        return {shard: _deadlines(rows) for shard, rows in zip(shards, pages, strict=True)}
 
     async def index_page(
         self, shard: int, until_ms: int, offset: int, count: int
@@ -82,7 +84,7 @@ class TimerStore:
         rows = await self.redis.zrangebyscore(
             deadlines_key(shard), "-inf", until_ms, offset, count, withscores=True
         )
-        return [(member.decode(), int(score)) for member, score in rows]
+        return _deadlines(rows)
 
     async def clocks(self, table_ids: list[str]) -> list[tuple[int, int] | None]:
         """``(turn_number, kind)`` of each table's running clock (None: the table expired)."""
