@@ -185,7 +185,11 @@ class ProcessCluster:
         """A new process of the same service on the same port (the old one has ended) takes
         the place of ``process`` in the cluster; returns it once it is SERVING."""
         replacement = ServiceProcess(
-            process.module, self._env(process.role), port=process.port, metrics=self.metrics
+            process.module,
+            self._env(process.role),
+            port=process.port,
+            metrics=self.metrics,
+            web_port=process.web_port if process.web_port > 0 else None,
         )
         self.started.append(replacement)
         replacement.start()
@@ -232,6 +236,11 @@ class ProcessCluster:
     def gateway_address(self) -> str:
         """Where clients connect: the first gateway."""
         return self.gateways[0].address
+
+    @property
+    def web_url(self) -> str:
+        """Where browsers connect: the first gateway's web edge (``http://127.0.0.1:port``)."""
+        return self.gateways[0].web_url
 
     def gateway_addresses(self) -> list[str]:
         """Addresses of the gateways that run now."""

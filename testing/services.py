@@ -41,15 +41,20 @@ class ServiceProcess:
         port: int | None = None,
         metrics: bool = False,
         secrets: ClusterSecrets = SESSION_SECRETS,
+        web_port: int | None = None,
     ) -> None:
         self.module = module
         self.port = port or free_port()
         self.metrics_port = free_port() if metrics else -1
+        #: A gateway's web edge (Connect and gRPC-Web) listens too, on a port of its own.
+        self.web_port = (web_port or free_port()) if module.endswith(".gateway") else -1
         self.env = {
             **os.environ,
             "DOMINOS_GRPC_HOST": "127.0.0.1",
             "DOMINOS_GRPC_PORT": str(self.port),
             "DOMINOS_METRICS_PORT": str(self.metrics_port),
+            "DOMINOS_WEB_HOST": "127.0.0.1",
+            "DOMINOS_WEB_PORT": str(self.web_port),
             "DOMINOS_SHUTDOWN_GRACE_SECONDS": "1",
             "DOMINOS_SHUTDOWN_DRAIN_SECONDS": "0.3",
             # The service's own secrets, as in production (no development defaults).
@@ -69,6 +74,11 @@ class ServiceProcess:
             f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5
         ) as r:
             return str(r.read().decode())
+
+    @property
+    def web_url(self) -> str:
+        """``http://127.0.0.1:port`` of a gateway's web edge (the same across restarts)."""
+        return f"http://127.0.0.1:{self.web_port}"
 
     @property
     def address(self) -> str:

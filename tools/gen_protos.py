@@ -8,6 +8,7 @@ compares the result with what ``import dominos.v1`` loads, so the two cannot dri
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -25,6 +26,22 @@ GEN_ROOT = ROOT / "gen"
 #: takes from the ``googleapis-common-protos`` package (``google.rpc.status_pb2``).
 OWN_PACKAGE = "dominos"
 
+#: The Connect code generator (the ``protoc-gen-connect-python`` wheel, a build requirement):
+#: ``*_connect.py`` modules with the ASGI application the gateway's web edge serves.
+CONNECT_PLUGIN = "protoc-gen-connect-python"
+
+
+def connect_plugin() -> str:
+    """The path of the Connect plugin: on ``PATH`` (a build environment puts its scripts
+    there), else beside the running interpreter (a virtualenv not activated). Raises
+    ``RuntimeError`` when it is not installed."""
+    found = shutil.which(CONNECT_PLUGIN) or shutil.which(
+        CONNECT_PLUGIN, path=os.path.dirname(sys.executable)
+    )
+    if not found:
+        raise RuntimeError(f"{CONNECT_PLUGIN} is not installed (pip install {CONNECT_PLUGIN})")
+    return found
+
 
 def proto_files(proto_root: Path = PROTO_ROOT) -> list[Path]:
     """Every ``.proto`` file of the contract, sorted, relative to ``proto_root``."""
@@ -32,7 +49,8 @@ def proto_files(proto_root: Path = PROTO_ROOT) -> list[Path]:
 
 
 def compile_into(out_dir: Path, proto_root: Path = PROTO_ROOT) -> None:
-    """Compile every proto below ``proto_root`` into ``out_dir`` (messages, .pyi, gRPC stubs).
+    """Compile every proto below ``proto_root`` into ``out_dir`` (messages, .pyi, gRPC stubs,
+    Connect stubs).
 
     Package folders get an ``__init__.py`` and a ``py.typed`` marker so the stubs import as
     ``dominos.v1`` and type-check. Raises ``RuntimeError`` when protoc reports an error.
@@ -47,6 +65,8 @@ def compile_into(out_dir: Path, proto_root: Path = PROTO_ROOT) -> None:
         f"--python_out={out_dir}",
         f"--pyi_out={out_dir}",
         f"--grpc_python_out={out_dir}",
+        f"--plugin={CONNECT_PLUGIN}={connect_plugin()}",
+        f"--connect-python_out={out_dir}",
         *files,
     ]
     if protoc.main(args) != 0:

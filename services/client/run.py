@@ -19,6 +19,9 @@ which prints how to play once the gateway answers. This launcher:
 Ports and data (variable: default, what):
 
 - ``DOMINOS_RUN_GATEWAY_PORT``: 50051, the public gRPC API (``dominos play``);
+- ``DOMINOS_RUN_WEB_PORT``: 8080, the gateway's web edge: the web client at
+  ``http://127.0.0.1:8080/`` and the API over Connect and gRPC-Web (``DOMINOS_RUN_WEB_ROOT``:
+  the client's built files, ``clients/web/dist``);
 - ``DOMINOS_RUN_TABLE_PORT``: 50052, the table service (internal gRPC);
 - ``DOMINOS_RUN_TIMER_PORT``: 50053, the timer service (gRPC health only);
 - ``DOMINOS_RUN_REDIS_PORT``: 6390, redis-server (not 6379: a system Redis is left alone);
@@ -96,6 +99,7 @@ class PortSpec:
 
 PORTS: Final[tuple[PortSpec, ...]] = (
     PortSpec("gateway gRPC", "DOMINOS_RUN_GATEWAY_PORT", 50051),
+    PortSpec("gateway web", "DOMINOS_RUN_WEB_PORT", 8080),
     PortSpec("table gRPC", "DOMINOS_RUN_TABLE_PORT", 50052),
     PortSpec("timer gRPC", "DOMINOS_RUN_TIMER_PORT", 50053),
     PortSpec("redis", "DOMINOS_RUN_REDIS_PORT", 6390),
@@ -420,7 +424,8 @@ def _announce(args: argparse.Namespace) -> int:
         f"Dominos is up: gateway {args.gateway}.\n"
         f"  play:  .venv/bin/dominos play --gateway {args.gateway}            (a terminal each)\n"
         f"  demo:  .venv/bin/dominos demo --gateway {args.gateway} --target 100\n"
-        "  Ctrl-C stops the whole cluster.",
+        + (f"  web:   {args.web}/   (a browser tab each)\n" if args.web else "")
+        + "  Ctrl-C stops the whole cluster.",
         flush=True,
     )
     while True:
@@ -450,6 +455,7 @@ def parser() -> argparse.ArgumentParser:
     wait.set_defaults(handler=_wait)
     announce = sub.add_parser("announce", help="say how to play once the gateway is up")
     announce.add_argument("--gateway", required=True, metavar="HOST:PORT")
+    announce.add_argument("--web", metavar="URL", help="the web edge's URL, said as well")
     announce.add_argument("--timeout", type=float, default=120.0)
     announce.set_defaults(handler=_announce)
     return root

@@ -72,20 +72,23 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         service, method = _split(handler_call_details.method)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                _timed(handler.unary_unary, service, method),
+                timed(handler.unary_unary, service, method),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                _timed(handler.unary_stream, service, method),
+                timed(handler.unary_stream, service, method),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         return handler  # client and bidirectional streams: none in our contract
 
 
-def _timed(behavior: Any, service: str, method: str) -> Any:
+def timed(behavior: Any, service: str, method: str) -> Any:
+    """``behavior`` (an aio servicer method, or an async generator of replies) counted and
+    timed as ``service``/``method``; its context's ``code()`` names the status of a failure
+    (the gateway's web edge wraps its calls with it too)."""
     labels = (service, method)
 
     def finish(context: Any, started: float, error: BaseException | None) -> None:

@@ -68,11 +68,17 @@ the two identical):
 | `DOMINOS_TABLE_CALLERS` | `` | comma-separated `<caller>.<secret>` (secret: 16+ characters) | Table service: the credentials its callers must present (`<caller>.<secret>`, comma-separated: several during a rotation). A caller named `gateway` may pass on the client's address. Required outside development. |
 | `DOMINOS_CALLER_CREDENTIAL` | `` | `<caller>.<secret>` (secret: 16+ characters) | Gateway: the credential it presents to the table service (`gateway.<secret>`, one of the table service's `DOMINOS_TABLE_CALLERS`). |
 | `DOMINOS_METRICS_HOST` | `0.0.0.0` | host name or IP | Interface the Prometheus `/metrics` endpoint listens on (127.0.0.1 under `make run`). |
+| `DOMINOS_WEB_HOST` | `0.0.0.0` | host name or IP | Gateway: interface of the web edge (the public API over Connect and gRPC-Web, for browsers). |
+| `DOMINOS_WEB_PORT` | `-1` | -1 to 65535 | Gateway: HTTP port of the web edge; 0 picks a free port, -1 turns the web edge off. |
+| `DOMINOS_WEB_ROOT` | `` | directory path, or empty | Gateway: directory of the web client the web edge serves at `/` (`index.html` and its assets); empty: the API only. |
+| `DOMINOS_WEB_ALLOWED_ORIGINS` | `` | comma-separated `http://` or `https://` origins, or empty | Gateway: other origins whose pages may call the web edge (CORS); the edge's own origin always may. |
+| `DOMINOS_WEB_TRUSTED_PROXIES` | `` | comma-separated IP addresses or CIDR networks, or empty | Gateway: addresses of the proxies (the Ingress) whose `X-Forwarded-For` names the browser's address for the limits; empty: none (the connection's address counts). |
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 import re
@@ -120,10 +126,12 @@ Kind = Literal[
     "path",
     "callers",
     "flag",
+    "origins",
+    "networks",
 ]
 
 #: Kinds whose value may be empty (the default of each is "": not set).
-_OPTIONAL_KINDS: Final = frozenset({"optional_secret", "path", "callers"})
+_OPTIONAL_KINDS: Final = frozenset({"optional_secret", "path", "callers", "origins", "networks"})
 #: A caller credential: ``<caller name>.<secret of at least 16 characters>``.
 _CREDENTIAL_RE: Final = re.compile(r"[a-z][a-z0-9-]{0,31}\.[A-Za-z0-9_-]{16,}")
 #: Kinds whose value is never logged.
@@ -562,6 +570,42 @@ class Settings:
         kind="host",
         allowed="host name or IP",
     )
+    web_host: str = _var(
+        "DOMINOS_WEB_HOST",
+        "0.0.0.0",
+        "Gateway: interface of the web edge (the public API over Connect and gRPC-Web, for browsers).",
+        kind="host",
+        allowed="host name or IP",
+    )
+    web_port: int = _var(
+        "DOMINOS_WEB_PORT",
+        -1,
+        "Gateway: HTTP port of the web edge; 0 picks a free port, -1 turns the web edge off.",
+        kind="int",
+        minimum=-1,
+        maximum=65535,
+    )
+    web_root: str = _var(
+        "DOMINOS_WEB_ROOT",
+        "",
+        "Gateway: directory of the web client the web edge serves at `/` (`index.html` and its assets); empty: the API only.",
+        kind="path",
+        allowed="directory path, or empty",
+    )
+    web_allowed_origins: str = _var(
+        "DOMINOS_WEB_ALLOWED_ORIGINS",
+        "",
+        "Gateway: other origins whose pages may call the web edge (CORS); the edge's own origin always may.",
+        kind="origins",
+        allowed="comma-separated `http://` or `https://` origins, or empty",
+    )
+    web_trusted_proxies: str = _var(
+        "DOMINOS_WEB_TRUSTED_PROXIES",
+        "",
+        "Gateway: addresses of the proxies (the Ingress) whose `X-Forwarded-For` names the browser's address for the limits; empty: none (the connection's address counts).",
+        kind="networks",
+        allowed="comma-separated IP addresses or CIDR networks, or empty",
+    )
 
     def __post_init__(self) -> None:
         """Validate and normalise every attribute; raise SettingsError on the first bad one."""
@@ -845,6 +889,36 @@ def _validate_callers(spec: Variable, text: str) -> str:
     return ",".join(credentials)
 
 
+def _validate_origins(spec: Variable, text: str) -> str:
+    """Comma-separated origins, each ``scheme://host[:port]`` and nothing more."""
+    origins = [origin.strip() for origin in text.split(",") if origin.strip()]
+    for origin in origins:
+        parts = urlsplit(origin)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username
+        ):
+            raise SettingsError(
+                spec.name, f"invalid origin {origin!r}; expected scheme://host[:port]"
+            )
+    return ",".join(origins)
+
+
+def _validate_networks(spec: Variable, text: str) -> str:
+    """Comma-separated IP addresses or CIDR networks."""
+    networks = [network.strip() for network in text.split(",") if network.strip()]
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise SettingsError(spec.name, f"invalid address or network {network!r}") from None
+    return ",".join(networks)
+
+
 def _validate_choice(spec: Variable, text: str) -> str:
     what, choices = _CHOICES[spec.kind]
     choice = text.lower()
@@ -879,6 +953,8 @@ _TEXT_VALIDATORS: Final[dict[str, Callable[[Variable, str], str]]] = {
     "nats_url": _validate_nats_url,
     "redis_url": _validate_redis_url,
     "callers": _validate_callers,
+    "origins": _validate_origins,
+    "networks": _validate_networks,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dominos.v1 import gateway_pb2
 from prometheus_client import Counter, Gauge
 
 from services.common.service_errors import GATEWAY_LIMITS, TABLE_LIMITS, Limit
@@ -56,3 +57,12 @@ for _limit in TABLE_LIMITS:
     if _limit is Limit.LOBBIES_PER_ADDRESS:
         continue  # never repeated (see ``refusals``)
     REFUSALS_REPEATED.labels(_limit)
+WEB_CALLS = Counter(
+    "dominos_gateway_web_calls_total",
+    "Calls of the public API that came over the web edge, by protocol (connect, grpc_web) "
+    "and method; their outcome and duration are in dominos_grpc_server_* like every call's.",
+    ["protocol", "grpc_method"],
+)
+for _protocol in ("connect", "grpc_web"):
+    for _method in gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].methods:
+        WEB_CALLS.labels(_protocol, _method.name)

@@ -1,7 +1,9 @@
 """Assembly of the gateway: the table-service channel, NATS (fan-out), Redis (presence
 leases), the hub and the public servicer.
 
-``await create_server(settings)`` returns ``(server, port)``; port 0 binds a free port.
+``await create_server(settings)`` returns ``(server, port)``; port 0 binds a free port. With
+``DOMINOS_WEB_PORT`` set (not -1), the same servicer also answers browsers over Connect and
+gRPC-Web on that port (:mod:`services.gateway.web`); ``server.web_port`` is its bound port.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from services.gateway.admission import Admission
 from services.gateway.hub import Hub, Version
 from services.gateway.presence import LeaseKeeper
 from services.gateway.servicer import GatewayServicer
+from services.gateway.web.edge import WebEdge
 from services.rules import decode_state
 
 SERVICE_NAME = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].full_name
@@ -41,6 +44,8 @@ class GatewayServer:
     runtime: ServiceRuntime
     servicer: GatewayServicer
     hub: Hub
+    #: The web edge's port (Connect and gRPC-Web), or ``None`` when it is off.
+    web_port: int | None = None
 
     async def stop(self) -> None:
         """Graceful shutdown: NOT_SERVING, end the streams, drain NATS, close the rest."""
@@ -142,6 +147,10 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     resync = asyncio.create_task(hub.run_resync(RESYNC_INTERVAL_S), name="hub-resync")
     renewals = asyncio.create_task(leases.run(), name="lease-renewals")
     runtime.add_drain_callback(servicer.end_streams)
+    web = WebEdge(settings, servicer) if settings.web_port >= 0 else None
+    if web is not None:
+        runtime.add_drain_callback(web.drain)
+        runtime.add_shutdown_hook(web.stop, name="web.stop")
     runtime.add_shutdown_hook(lambda: stop_task(resync), name="resync.stop")
     runtime.add_shutdown_hook(servicer.drain, name="streams.drain")
     leases_stop = leases.stop
@@ -155,5 +164,6 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
     runtime.add_shutdown_hook(channel.close, name="table.close")
     port = await runtime.start()
-    log.info("gateway.started", port=port)
-    return GatewayServer(runtime, servicer, hub), port
+    web_port = await web.start() if web is not None else None
+    log.info("gateway.started", port=port, web_port=web_port)
+    return GatewayServer(runtime, servicer, hub, web_port), port

@@ -313,11 +313,35 @@ def test_container_runs_its_service_from_the_shared_image(
 @pytest.mark.parametrize("service", SERVICES)
 def test_named_ports_match_the_settings(manifests: list[Manifest], service: str) -> None:
     data = settings_data(manifests)
-    ports = {p["name"]: p["containerPort"] for p in container_of(manifests, service)["ports"]}
-    assert ports == {
+    container = container_of(manifests, service)
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    env = {e["name"]: e.get("value") for e in container.get("env", ())}
+    expected = {
         "grpc": int(data["DOMINOS_GRPC_PORT"]),
         "metrics": int(data["DOMINOS_METRICS_PORT"]),
     }
+    if service == "gateway":  # the web edge (Connect, gRPC-Web), on the gateway only
+        expected["web"] = int(env["DOMINOS_WEB_PORT"])
+    else:
+        assert "DOMINOS_WEB_PORT" not in env and "DOMINOS_WEB_PORT" not in data
+    assert ports == expected
+
+
+def test_the_prod_ingress_reaches_the_web_port_and_streams_unbuffered(
+    rendered_overlays: dict[str, list[Manifest]],
+) -> None:
+    """Browsers come in through the Ingress to the gateway's `web` port; view streams are
+    long responses, which a buffering proxy would hold back."""
+    manifests = rendered_overlays["prod"]
+    (ingress,) = [m for m in manifests if m["kind"] == "Ingress"]
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+    (rule,) = ingress["spec"]["rules"]
+    backend = rule["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "dominos-gateway", "port": {"name": "web"}}
+    assert ingress["spec"]["tls"][0]["hosts"] == [rule["host"]]
+    assert settings_data(manifests)["DOMINOS_WEB_TRUSTED_PROXIES"]
 
 
 @pytest.mark.parametrize("service", SERVICES)

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,9 +43,23 @@ def clean_env(tmp_path: Path, ports: dict[str, int]) -> dict[str, str]:
             "DOMINOS_TURN_SECONDS": "5",
             "DOMINOS_ROUND_BREAK_SECONDS": "0.2",
             "DOMINOS_LOG_LEVEL": "warning",
+            # The web client's build is the browser test's (tests/web); here a page of ours.
+            "DOMINOS_RUN_WEB_ROOT": str(web_root(tmp_path)),
         }
     )
     return env
+
+
+def web_root(tmp_path: Path) -> Path:
+    root = tmp_path / "web"
+    root.mkdir(exist_ok=True)
+    (root / "index.html").write_text("<!doctype html><title>Dominos web</title>")
+    return root
+
+
+def web_page(port: int) -> bytes:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+        return bytes(response.read())
 
 
 def cmdline(pid: int) -> str:
@@ -198,6 +213,9 @@ def test_make_run_serves_a_demo_game_and_sigint_stops_every_process(
         wait_until(collect, timeout=10, interval=0.05, message="every service process seen")
         assert (tmp_path / "run" / "redis").is_dir() and (tmp_path / "run" / "nats").is_dir()
         check_local_security(tmp_path / "run", ports)
+        web = ports["DOMINOS_RUN_WEB_PORT"]
+        assert b"<title>Dominos web</title>" in web_page(web)
+        assert listeners(web) == {"127.0.0.1"}
 
         demo = subprocess.run(
             [*DEMO, "--gateway", gateway, "--target", "50", "--seed", "11", "--timeout", "30"],

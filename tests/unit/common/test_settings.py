@@ -61,6 +61,11 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_TABLE_CALLERS": ("table_callers", ""),
     "DOMINOS_CALLER_CREDENTIAL": ("caller_credential", ""),
     "DOMINOS_METRICS_HOST": ("metrics_host", "0.0.0.0"),
+    "DOMINOS_WEB_HOST": ("web_host", "0.0.0.0"),
+    "DOMINOS_WEB_PORT": ("web_port", -1),
+    "DOMINOS_WEB_ROOT": ("web_root", ""),
+    "DOMINOS_WEB_ALLOWED_ORIGINS": ("web_allowed_origins", ""),
+    "DOMINOS_WEB_TRUSTED_PROXIES": ("web_trusted_proxies", ""),
 }
 
 DURATIONS = [spec for spec in VARIABLES if spec.attribute.endswith("_seconds")]
@@ -326,6 +331,11 @@ def test_the_readme_documents_every_variable_with_its_default() -> None:
         ("DOMINOS_TABLE_CALLERS", "Gateway.0123456789abcdef"),
         ("DOMINOS_TABLE_CALLERS", "gateway.0123456789abcdef,"),
         ("DOMINOS_CALLER_CREDENTIAL", "gateway.0123456789abc def"),
+        ("DOMINOS_WEB_ALLOWED_ORIGINS", "https://play.example/path"),
+        ("DOMINOS_WEB_ALLOWED_ORIGINS", "ftp://play.example"),
+        ("DOMINOS_WEB_ALLOWED_ORIGINS", "play.example"),
+        ("DOMINOS_WEB_TRUSTED_PROXIES", "10.0.0.0/8,not-an-address"),
+        ("DOMINOS_WEB_PORT", "65536"),
     ],
 )
 def test_flags_and_caller_credentials_are_validated(variable: str, value: str) -> None:
