@@ -16,6 +16,9 @@ from typing import Any
 import grpc
 from dominos.v1 import game_pb2, gateway_pb2, gateway_pb2_grpc
 
+DEFAULT_GATEWAY = "127.0.0.1:50051"
+"""Where ``make run`` serves the gateway, and where the clients look by default."""
+
 CHANNEL_OPTIONS = (
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),

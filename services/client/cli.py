@@ -1,8 +1,10 @@
 """``dominos``: the reference client's command line.
 
 - ``dominos play [--gateway HOST:PORT] [--lang fr|en] [--name NAME]
-  [--create --target N | --join CODE]``: the terminal client (:mod:`services.client.tui`).
-  Without ``--create``/``--join`` it opens the start screen.
+  [--create --target N | --join CODE | --resume CODE]``: the terminal client
+  (:mod:`services.client.tui`). Without ``--create``/``--join``/``--resume`` it opens the
+  start screen, which lists the seats this computer holds at unfinished games. After a
+  mid-game quit it prints the command that takes the seat back.
 - ``dominos demo [--gateway HOST:PORT] [--target N] [--seed S] [--lang fr|en]``: four scripted
   clients (:mod:`services.client.bots`) play one whole game against a running cluster; every
   round is printed as it ends (number, opener, how it ended, scoring team and points, scores),
@@ -25,6 +27,7 @@ import grpc
 from dominos.v1 import game_pb2
 
 from services.client import texts
+from services.client.api import DEFAULT_GATEWAY
 from services.client.bots import S2_WARNING, run_demo
 from services.client.seats import SeatStore
 from services.client.texts import Lang
@@ -32,13 +35,11 @@ from services.client.tui import DominosApp
 
 __all__ = ["DEFAULT_GATEWAY", "main", "parser"]
 
-DEFAULT_GATEWAY = "127.0.0.1:50051"
-
 
 def _target(text: str) -> int:
     value = int(text)
     if value < 50 or value > 500 or value % 50:
-        raise argparse.ArgumentTypeError("the target is 50..500 in steps of 50 (R16)")
+        raise argparse.ArgumentTypeError("the target is 50..500 in steps of 50")
     return value
 
 
@@ -68,13 +69,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="CODE",
         help="take back the seat this computer holds at that table (--join does it too)",
     )
-    play.add_argument(
-        "--target", type=_target, default=100, help="with --create: 50..500, step 50 (R16)"
-    )
+    play.add_argument("--target", type=_target, default=100, help="with --create: 50..500, step 50")
 
     demo = commands.add_parser("demo", help="four scripted clients play one game (dev tool)")
     demo.add_argument("--gateway", default=gateway, help=f"HOST:PORT (default {gateway})")
-    demo.add_argument("--target", type=_target, default=100, help="50..500, step 50 (R16)")
+    demo.add_argument("--target", type=_target, default=100, help="50..500, step 50")
     demo.add_argument("--seed", type=int, default=None, help="make the bots' choices repeatable")
     demo.add_argument("--lang", choices=texts.LANGS, default="en", help="en (default) or fr")
     demo.add_argument("--timeout", type=float, default=600.0, help="give up after SECONDS")

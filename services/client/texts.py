@@ -22,6 +22,8 @@ the default) and English (``"en"``).
 from __future__ import annotations
 
 import math
+import textwrap
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -65,6 +67,110 @@ _NUMBERS: Final[dict[str, tuple[str, ...]]] = {
     "en": ("blank", "one", "two", "three", "four", "five", "six"),
 }
 
+#: The sentence for each error reason of the contract (``ErrorReason`` without its prefix) and
+#: for the failures that carry none (keys in lower case: the gRPC code's name), as
+#: ``(French, English)``; see :func:`error_text`.
+_ERRORS: Final[dict[str, tuple[str, str]]] = {
+    "TARGET_INVALID": (
+        "L'objectif va de 50 à 500 points, par pas de 50.",
+        "The target is 50 to 500 points, in steps of 50.",
+    ),
+    "ID_MALFORMED": (
+        "Ce code d'invitation n'est pas valable : il a 10 caractères, lettres et chiffres.",
+        "That invitation code is not valid: it has 10 characters, letters and digits.",
+    ),
+    "TOKEN_INVALID": (
+        "Votre place à cette table n'est plus valable : vous l'avez quittée, ou l'hôte a "
+        "fermé la table.",
+        "Your seat at this table is no longer valid: you left it, or the host closed the table.",
+    ),
+    "NOT_HOST": ("Seul l'hôte peut faire cela.", "Only the host can do that."),
+    "TABLE_NOT_FOUND": ("Cette table n'existe plus.", "This table no longer exists."),
+    "CODE_NOT_FOUND": (
+        "Aucune table ouverte n'a ce code : vérifiez-le.",
+        "No open table has this code: check it.",
+    ),
+    "TABLE_FULL": (
+        "Cette table a déjà quatre joueurs.",
+        "This table already has four players.",
+    ),
+    "GAME_ALREADY_STARTED": (
+        "La partie a déjà commencé à cette table.",
+        "The game has already started at this table.",
+    ),
+    "NOT_ENOUGH_PLAYERS": (
+        "Il faut quatre joueurs assis pour lancer la partie.",
+        "Four players must be seated to start the game.",
+    ),
+    "ROUND_NOT_IN_PLAY": (
+        "Aucune manche n'est en cours : attendez la prochaine donne.",
+        "No round is in play: wait for the next deal.",
+    ),
+    "TILE_NOT_IN_HAND": (
+        "Ce domino n'est plus dans votre main.",
+        "That tile is no longer in your hand.",
+    ),
+    "GAME_OVER": ("La partie est terminée.", "The game is over."),
+    "VERSION_CONFLICT": (
+        "La table a changé entre-temps : regardez-la et rejouez.",
+        "The table changed meanwhile: look at it and play again.",
+    ),
+    "REQUEST_ID_REUSED": (
+        "Cette demande a déjà servi : recommencez.",
+        "That request was already used: try again.",
+    ),
+    "STREAM_REPLACED": (
+        "Cette place est suivie dans une autre fenêtre : celle-ci ne reçoit plus la partie.",
+        "This seat is followed in another window: this one no longer receives the game.",
+    ),
+    "RATE_LIMITED": (
+        "Trop de demandes : réessayez dans {seconds} s.",
+        "Too many requests: try again in {seconds} s.",
+    ),
+    "client_bug": (
+        "Le serveur ne comprend pas la demande de ce client : mettez le client à jour.",
+        "The server does not understand this client's request: update the client.",
+    ),
+    "unavailable": (
+        "Le serveur ne répond pas : vérifiez votre connexion et l'adresse du serveur, puis "
+        "réessayez.",
+        "The server does not answer: check your connection and the server's address, then "
+        "try again.",
+    ),
+    "cancelled": (
+        "La connexion a été interrompue : réessayez.",
+        "The connection was interrupted: try again.",
+    ),
+    "unexpected": (
+        "Le serveur a refusé la demande pour une raison inattendue : réessayez.",
+        "The server refused the request for an unexpected reason: try again.",
+    ),
+}
+
+#: Reasons that only a faulty client (or server) produces: one sentence for all of them.
+_CLIENT_BUGS: Final = frozenset(
+    {
+        "REQUEST_ID_MALFORMED",
+        "TILE_MALFORMED",
+        "END_MALFORMED",
+        "COMMAND_MISSING",
+        "TOKEN_MISSING",
+        "TIMER_STALE",
+    }
+)
+
+#: Reasons whose sentence is an older interface string (same words wherever they show).
+_REASON_KEYS: Final = {
+    "MUST_PLAY": "must_play",
+    "NOT_YOUR_TURN": "not_your_turn",
+    "TILE_DOES_NOT_FIT": "does_not_fit",
+    "NAME_INVALID": "name_invalid",
+    "NAME_TAKEN": "name_taken",
+}
+
+#: gRPC codes (by name) of failures without a reason: the network or the server is away.
+_CONNECTION_CODES: Final = frozenset({"UNAVAILABLE", "DEADLINE_EXCEEDED"})
+
 _UI: Final[dict[str, dict[str, str]]] = {
     "title": {"fr": "Dominos", "en": "Dominos"},
     "your_name": {"fr": "Votre nom", "en": "Your name"},
@@ -74,21 +180,19 @@ _UI: Final[dict[str, dict[str, str]]] = {
     "join": {"fr": "Rejoindre", "en": "Join"},
     "start": {"fr": "Lancer la partie", "en": "Start the game"},
     "pass": {"fr": "Passer (P)", "en": "Pass (P)"},
-    "hand": {"fr": "Votre main", "en": "Your hand"},
+    "hand": {"fr": "Main", "en": "Hand"},
     "chain": {"fr": "Chaîne", "en": "Chain"},
     "empty_chain": {
         "fr": "(vide : le premier domino peut être n'importe lequel)",
         "en": "(empty: the first tile may be any tile)",
     },
     "keys": {
-        "fr": "←/→ ou 1-7 : choisir · G/L : poser à gauche · D/R : à droite · "
-        "Entrée : poser · P : passer · Q : quitter",
-        "en": "←/→ or 1-7: select · L/G: play left · R/D: play right · "
-        "Enter: play · P: pass · Q: quit",
+        "fr": "←→ 1-7 choisir · G/D gauche/droite · P passer · H historique · Q quitter",
+        "en": "←→ 1-7 select · L/R play left/right · P pass · H history · Q quit",
     },
     "must_play": {
-        "fr": "Vous pouvez poser : on ne passe que si rien ne va (R9).",
-        "en": "You can play: passing is allowed only when nothing fits (R9).",
+        "fr": "Vous pouvez poser : on ne passe que si rien ne va.",
+        "en": "You can play: passing is allowed only when nothing fits.",
     },
     "not_your_turn": {"fr": "Ce n'est pas votre tour.", "en": "It is not your turn."},
     "does_not_fit": {
@@ -99,6 +203,7 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "Ce domino va des deux côtés : G (gauche) ou D (droite) ?",
         "en": "That tile fits both ends: L (left) or R (right)?",
     },
+    **{key: {"fr": fr, "en": en} for key, (fr, en) in _ERRORS.items()},
     "name_invalid": {
         "fr": "Un nom a de 1 à 24 caractères, dont au moins un visible.",
         "en": "A name has 1 to 24 characters, at least one of them visible.",
@@ -140,6 +245,63 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "Tab : champ suivant · Entrée : valider · Ctrl+C : quitter",
         "en": "Tab: next field · Enter: confirm · Ctrl+C: quit",
     },
+    "saved_title": {
+        "fr": "Vos parties en cours (↑/↓ puis Entrée pour reprendre) :",
+        "en": "Your unfinished games (↑/↓ then Enter to resume):",
+    },
+    "seat_forgotten": {
+        "fr": "La place de la table {code} n'est plus valable (table fermée, partie finie ou "
+        "place libérée) : elle est oubliée.",
+        "en": "Your seat at table {code} is no longer valid (table closed, game over or seat "
+        "freed): it is forgotten.",
+    },
+    "quit_game": {
+        "fr": "Quitter la partie ? Votre place reste à vous : la table joue pour vous en "
+        "attendant votre retour. Pour revenir :\n{command}",
+        "en": "Quit the game? Your seat stays yours: the table plays for you until you come "
+        "back. To come back:\n{command}",
+    },
+    "quit_lobby": {
+        "fr": "Quitter la table ? Votre place sera libérée pour un autre joueur.",
+        "en": "Leave the table? Your seat will be freed for another player.",
+    },
+    "quit_lobby_host": {
+        "fr": "Vous êtes l'hôte : si vous partez, la table est fermée pour tous les joueurs. "
+        "Quitter quand même ?",
+        "en": "You are the host: if you leave, the table is closed for every player. Leave anyway?",
+    },
+    "quit_keys": {
+        "fr": "O ou Entrée : quitter · N ou Échap : rester",
+        "en": "Y or Enter: quit · N or Escape: stay",
+    },
+    "come_back": {
+        "fr": "Votre place vous attend (la table joue pour vous) : {command}",
+        "en": "Your seat is waiting (the table plays for you): {command}",
+    },
+    "start_needs_four": {
+        "fr": "Il faut quatre joueurs pour lancer la partie : {n}/4 assis.",
+        "en": "Four players are needed to start the game: {n}/4 seated.",
+    },
+    "start_host_only": {
+        "fr": "Seul l'hôte peut lancer la partie.",
+        "en": "Only the host can start the game.",
+    },
+    "round_not_in_play": {
+        "fr": "Aucune manche n'est en cours : attendez la prochaine donne.",
+        "en": "No round is in play: wait for the next deal.",
+    },
+    "history_title": {"fr": "Coups de la manche {n}", "en": "Moves of round {n}"},
+    "history_empty": {
+        "fr": "(aucun coup vu depuis votre arrivée)",
+        "en": "(no move seen since you arrived)",
+    },
+    "rounds_title": {"fr": "Manches jouées", "en": "Rounds played"},
+    "rounds_empty": {"fr": "(aucune manche finie)", "en": "(no round over yet)"},
+    "history_keys": {"fr": "H : revenir à la table", "en": "H: back to the table"},
+    "partner": {"fr": "partenaire", "en": "partner"},
+    "you": {"fr": "vous", "en": "you"},
+    "away": {"fr": "absent", "en": "away"},
+    "their_turn": {"fr": "à son tour", "en": "to play"},
     "closed": {"fr": "La table est fermée.", "en": "The table is closed."},
     "game_over": {
         "fr": "Partie terminée. Q : quitter",
@@ -326,7 +488,7 @@ def turn_text(view: game_pb2.TableView, remaining: float | None, lang: Lang) -> 
             who = "À vous de jouer" if lang == "fr" else "Your turn"
         else:
             name = _name(view, view.turn_seat)
-            who = f"Au tour de {name}" if lang == "fr" else f"{name}'s turn"
+            who = f"Au tour {de(name)}" if lang == "fr" else f"{name}'s turn"
         return who + clock
     if view.phase == game_pb2.PHASE_ROUND_OVER and remaining is not None:
         return ui("next_round", lang, time=format_countdown(remaining))
@@ -493,7 +655,7 @@ def round_line(view: game_pb2.TableView, lang: Lang) -> str:
     opener = _name(view, s.opener_seat)
     if s.outcome == game_pb2.ROUND_OUTCOME_DOMINO:
         how = (
-            f"domino de {_name(view, s.domino_seat)}"
+            f"domino {de(_name(view, s.domino_seat))}"
             if lang == "fr"
             else f"domino by {_name(view, s.domino_seat)}"
         )
@@ -576,3 +738,339 @@ def phase_text(view: game_pb2.TableView, lang: Lang) -> str:
     if view.phase == game_pb2.PHASE_FINISHED:
         return winner_text(view, lang)
     return ""
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def error_key(reason: str | None, code: str) -> str:
+    """The interface string that explains a failed call, from its contract ``reason``
+    (``ErrorInfo.reason``, e.g. ``"NOT_YOUR_TURN"``) and, for failures without one, its gRPC
+    ``code`` name. Decided on the reason first, never on the message text (client guide,
+    "Errors"): a known reason has its own sentence; the reasons only a faulty client causes
+    share one; UNAVAILABLE (with or without the reason) and DEADLINE_EXCEEDED say the server
+    does not answer; an unknown reason (a newer server) falls back on its code."""
+    if reason in _REASON_KEYS:
+        return _REASON_KEYS[reason]
+    if reason in _CLIENT_BUGS:
+        return "client_bug"
+    if reason == "UNAVAILABLE" or code in _CONNECTION_CODES:
+        return "unavailable"
+    if reason in _ERRORS:
+        return reason
+    if code == "CANCELLED":
+        return "cancelled"
+    if code in ("INVALID_ARGUMENT", "UNAUTHENTICATED", "UNIMPLEMENTED"):
+        return "client_bug"
+    return "unexpected"
+
+
+def error_text(
+    reason: str | None, code: str, lang: Lang, *, retry_after: float | None = None
+) -> str:
+    """The sentence, in ``lang``, for a failed call (see :func:`error_key`); a rate limit says
+    how long to wait (``retry_after``, the ``RetryInfo`` delay, rounded up; 1 s at least)."""
+    key = error_key(reason, code)
+    if key == "RATE_LIMITED":
+        return ui(key, lang, seconds=max(1, math.ceil(retry_after or 1)))
+    return ui(key, lang)
+
+
+# -- French elision ---------------------------------------------------------------------------
+
+#: First letters before which French drops the e of « de », « le », « que »: the vowels
+#: (accents ignored) and h, taken as mute (« d'Hugo »), which is the common case for names.
+_ELIDING_LETTERS: Final = frozenset("aeiouhœæ")
+
+
+def elides(word: str) -> bool:
+    """Whether a French word or name starting so takes an elided article or preposition:
+    ``"Ana"``, ``"Éric"``, ``"Hugo"``, ``"Œdipe"`` do; ``"Chloé"``, ``"Bot1"``, ``"[x]"``,
+    ``""`` do not (accents are ignored: the first letter is compared without them)."""
+    if not word:
+        return False
+    base = unicodedata.normalize("NFD", word[0])[0].lower()
+    return base in _ELIDING_LETTERS
+
+
+def elide(particle: str, word: str) -> str:
+    """``particle`` (« de », « que », « le »…) before ``word``, elided when French wants it:
+    ``elide("de", "Ana")`` → ``"d'Ana"``, ``elide("de", "Chloé")`` → ``"de Chloé"``. The
+    capital of the particle is kept (``"De"`` → ``"D'"``)."""
+    if particle[-1:].lower() == "e" and elides(word):
+        return f"{particle[:-1]}'{word}"
+    return f"{particle} {word}"
+
+
+def de(name: str) -> str:
+    """« de » before a name, elided: ``"d'Ana"``, ``"d'Éric"``, ``"de Chloé"``."""
+    return elide("de", name)
+
+
+# -- saved seats and quitting -----------------------------------------------------------------
+
+
+def ago_text(seconds: float, lang: Lang) -> str:
+    """How long ago, roughly: ``"à l'instant"`` under a minute, then minutes, hours, days
+    (``"il y a 5 min"`` / ``"5 min ago"``)."""
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return "à l'instant" if lang == "fr" else "just now"
+    for size, unit in ((86400, "j" if lang == "fr" else "d"), (3600, "h"), (60, "min")):
+        if whole >= size:
+            amount = f"{whole // size} {unit}"
+            return f"il y a {amount}" if lang == "fr" else f"{amount} ago"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def saved_seat_text(code: str, name: str, seat: int, age_seconds: float, lang: Lang) -> str:
+    """One held seat on the start screen: ``"ABCDE-23456 · Chloé · place 3 · il y a 5 min"``
+    (seats are counted from 1 for people)."""
+    seat_word = "place" if lang == "fr" else "seat"
+    return " · ".join(
+        [code_text(code), name or "?", f"{seat_word} {seat + 1}", ago_text(age_seconds, lang)]
+    )
+
+
+def resume_command(code: str, gateway: str | None = None) -> str:
+    """The command that takes a seat back: ``"dominos play --resume ABCDE23456"``, with
+    ``--gateway`` when the server is not the default one (``gateway`` None)."""
+    where = f" --gateway {gateway}" if gateway else ""
+    return f"dominos play{where} --resume {code}"
+
+
+# -- the table around the player --------------------------------------------------------------
+
+
+def relative_seats(your_seat: int) -> dict[str, int]:
+    """Where each seat sits as seen from ``your_seat`` (turn order goes round the table):
+    ``south`` is you, ``east`` plays after you, ``north`` is your partner across (R1),
+    ``west`` plays before you."""
+    return {
+        "south": your_seat % 4,
+        "east": (your_seat + 1) % 4,
+        "north": (your_seat + 2) % 4,
+        "west": (your_seat + 3) % 4,
+    }
+
+
+def _is_turn(view: game_pb2.TableView, seat: int) -> bool:
+    return (
+        view.phase == game_pb2.PHASE_PLAYING
+        and view.HasField("turn_seat")
+        and view.turn_seat == seat
+    )
+
+
+def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
+    """What the table shows of a seat, one fact a line: its name with its team letter (and
+    "partner"/"you" as seen from the view's seat), the tiles it holds (after the start),
+    "away" when disconnected (S3), "to play" on its turn, and its passes in words (R10).
+    Names are copied as typed."""
+    info = view.seats[seat] if seat < len(view.seats) else None
+    if info is None or not info.occupied:
+        return ["(place libre)" if lang == "fr" else "(empty seat)"]
+    tags = [_letter(seat_team(seat))]
+    if seat == view.your_seat:
+        tags.append(ui("you", lang))
+    elif seat_team(seat) == seat_team(view.your_seat):
+        tags.append(ui("partner", lang))
+    facts = [f"{'▶ ' if _is_turn(view, seat) else ''}{info.name} ({', '.join(tags)})"]
+    if view.phase != game_pb2.PHASE_WAITING:
+        count = info.tile_count
+        if lang == "fr":
+            facts.append(f"{count} domino{'s' if count > 1 else ''}")
+        else:
+            facts.append(f"{count} tile{'s' if count != 1 else ''}")
+    if not info.connected:
+        facts.append(ui("away", lang))
+    if _is_turn(view, seat):
+        facts.append(ui("their_turn", lang))
+    passes = passes_in_words(list(info.passed_on), lang)
+    if passes:
+        facts.append(passes)
+    return facts
+
+
+def seat_column(view: game_pb2.TableView, seat: int, lang: Lang, width: int) -> list[str]:
+    """:func:`seat_facts` as a column ``width`` characters wide (west and east of the
+    table): each fact wrapped between words, a word longer than the column cut."""
+    lines: list[str] = []
+    for fact in seat_facts(view, seat, lang):
+        lines += textwrap.wrap(fact, width=max(1, width), break_on_hyphens=False) or [""]
+    return lines
+
+
+def seat_strip(view: game_pb2.TableView, seat: int, lang: Lang) -> str:
+    """:func:`seat_facts` on one line, joined by `` · `` (north and south of the table)."""
+    return " · ".join(seat_facts(view, seat, lang))
+
+
+@dataclass(frozen=True)
+class ChainDrawing:
+    """The chain drawn in rows of text. ``rows`` are the lines as shown; ``newest`` the
+    ``(row, start, end)`` character ranges covering the newest tile (to highlight it)."""
+
+    rows: list[str]
+    newest: list[tuple[int, int, int]]
+
+
+def _tile_cells(left: int, right: int) -> tuple[str, str, str]:
+    """A tile in three rows: a plain tile lies along the chain, ``[6|3]`` on the middle row;
+    a double stands across it, its two halves above and below (R8's "across")."""
+    if left == right:
+        return (f"┌{left}┐", "├─┤", f"└{right}┘")
+    return ("     ", f"[{left}|{right}]", "     ")
+
+
+def chain_drawing(
+    chain: Sequence[tuple[int, int]], width: int, newest: int | None = None
+) -> ChainDrawing:
+    """Lay out the chain (``(left, right)`` halves, left to right) in ``width`` columns:
+    tiles separated by a space and wrapped only between tiles, never inside one; doubles
+    drawn across (:func:`_tile_cells`), so a line holding one takes three rows, a line
+    without any one row. ``newest`` is the index in ``chain`` of the tile laid last."""
+    lines: list[list[int]] = [[]]
+    used = 0
+    for index, (left, right) in enumerate(chain):
+        size = 3 if left == right else 5
+        if lines[-1] and used + 1 + size > width:
+            lines.append([])
+            used = 0
+        used += size + (1 if lines[-1] else 0)
+        lines[-1].append(index)
+    rows: list[str] = []
+    marks: list[tuple[int, int, int]] = []
+    for line in lines:
+        cells = [_tile_cells(*chain[i]) for i in line]
+        tall = any(chain[i][0] == chain[i][1] for i in line)
+        shown = (0, 1, 2) if tall else (1,)
+        offset = 0
+        for position, index in enumerate(line):
+            size = len(cells[position][1])
+            if index == newest:
+                marks += [(len(rows) + r, offset, offset + size) for r in range(len(shown))]
+            offset += size + 1
+        for r in shown:
+            rows.append(" ".join(cell[r] for cell in cells).rstrip())
+    return ChainDrawing(rows if chain else [], marks)
+
+
+def newest_index(view: game_pb2.TableView, played: game_pb2.Move | None) -> int | None:
+    """The index in the chain of the tile ``played`` (the newest move seen, or None): at the
+    left end when it went left, at the right end otherwise; None when that end holds
+    another tile (the move is of an earlier round)."""
+    if played is None or not view.chain:
+        return None
+    index = 0 if played.end == game_pb2.END_LEFT else len(view.chain) - 1
+    tile = view.chain[index]
+    if sorted((tile.left, tile.right)) != [played.tile.low, played.tile.high]:
+        return None
+    return index
+
+
+def score_line(view: game_pb2.TableView, lang: Lang) -> str:
+    """The header of the table, short enough for 80 columns: target (R16), round, both
+    teams' scores, yours first named: ``"Objectif 100 · Manche 2 · Nous (A) 35 · Eux (B) 20"``."""
+    target = "Objectif" if lang == "fr" else "Target"
+    round_word = "Manche" if lang == "fr" else "Round"
+    parts = [f"{target} {view.target}"]
+    if view.round_number:
+        parts.append(f"{round_word} {view.round_number}")
+    mine = seat_team(view.your_seat)
+    scores = {game_pb2.TEAM_A: view.score_team_a, game_pb2.TEAM_B: view.score_team_b}
+    for team in sorted(scores, key=lambda t: t != mine):
+        label = team_label(team, lang, capital=True)
+        who = ("nous" if lang == "fr" else "us") if team == mine else None
+        parts.append(f"{label}{f' ({who})' if who else ''} {scores[team]}")
+    return " · ".join(parts)
+
+
+# -- the round's moves and the rounds played --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round as the history lists it."""
+
+    number: int
+    scoring_team: int
+    points: int
+    score_a: int
+    score_b: int
+    blocked: bool
+
+
+class Journal:
+    """What a client saw of the game: the moves of the current round (each view's
+    ``last_action``, in version order, once per version) and the result of every finished
+    round. A client that arrived or came back mid-game knows what it saw since."""
+
+    def __init__(self) -> None:
+        self.round_number = 0
+        self.moves: list[game_pb2.LastAction] = []
+        self.rounds: dict[int, RoundResult] = {}
+        self._version = 0
+
+    def record(self, view: game_pb2.TableView) -> None:
+        """Take in a view (older or repeated versions are ignored)."""
+        if view.version <= self._version:
+            return
+        self._version = view.version
+        if view.round_number != self.round_number:
+            self.round_number = view.round_number
+            self.moves = []
+        action = view.last_action
+        if action.kind in (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED):
+            copy = game_pb2.LastAction()
+            copy.CopyFrom(action)
+            self.moves.append(copy)
+        if view.HasField("last_round"):
+            summary = view.last_round
+            self.rounds[summary.round_number] = RoundResult(
+                summary.round_number,
+                summary.scoring_team,
+                summary.points,
+                view.score_team_a,
+                view.score_team_b,
+                summary.outcome != game_pb2.ROUND_OUTCOME_DOMINO,
+            )
+
+    def newest_play(self) -> game_pb2.Move | None:
+        """The move of the newest tile laid this round, or None."""
+        for action in reversed(self.moves):
+            if action.kind == game_pb2.ACTION_KIND_PLAYED:
+                return action.move
+        return None
+
+
+def move_line(view: game_pb2.TableView, action: game_pb2.LastAction, lang: Lang) -> str:
+    """One move of the history, as :func:`last_action_text` says it."""
+    shown = game_pb2.TableView()
+    shown.CopyFrom(view)
+    shown.last_action.CopyFrom(action)
+    return last_action_text(shown, lang)
+
+
+def round_result_line(result: RoundResult, lang: Lang) -> str:
+    """``"Manche 2 · équipe B +17 (bloquée) · A 40 · B 37"`` / ``"Round 2 · team B +17 …"``."""
+    word = "Manche" if lang == "fr" else "Round"
+    how = ""
+    if result.blocked:
+        how = " (bloquée)" if lang == "fr" else " (blocked)"
+    return (
+        f"{word} {result.number} · {team_label(result.scoring_team, lang)} +{result.points}"
+        f"{how} · A {result.score_a} · B {result.score_b}"
+    )
+
+
+def history_lines(journal: Journal, view: game_pb2.TableView, lang: Lang, height: int) -> list[str]:
+    """The history panel in at most ``height`` lines: the rounds played (newest last), then
+    the moves of the current round, the newest kept when they do not all fit."""
+    rounds = [round_result_line(r, lang) for _, r in sorted(journal.rounds.items())]
+    rounds = rounds or [ui("rounds_empty", lang)]
+    rounds = rounds[-max(1, height // 3) :]
+    head = [ui("rounds_title", lang), *rounds, ui("history_title", lang, n=view.round_number)]
+    moves = [move_line(view, a, lang) for a in journal.moves] or [ui("history_empty", lang)]
+    room = max(1, height - len(head))
+    return head + moves[-room:]

@@ -12,154 +12,38 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 import pytest
 from dominos.v1 import game_pb2
 from textual.content import Content
-from textual.css.query import NoMatches
-from textual.pilot import Pilot
-from textual.widgets import Button, Select, Static
+from textual.widgets import Button, Static
 
 from services.client import texts
 from services.client.api import DominosClient
-from services.client.bots import ScriptedSeat
 from services.client.seats import SeatStore
 from services.client.tui import DominosApp, GameScreen, LobbyScreen, screen_text, widget_text
 from services.common.service_errors import Reason, ServiceError
-from testing.cluster import ProcessCluster, clock_env
+from testing.cluster import ProcessCluster
 from testing.waiting import wait_for
+from tests.client.pilots import (
+    TURN_S,
+    Bots,
+    create_and_start,
+    current,
+    moved_on,
+    my_turn,
+    play_first_legal,
+    shows_game,
+    text_of,
+)
 
-TURN_S = 30.0
-AWAY_S = 10.0
-BREAK_S = 2.0
 SIZE = (110, 40)
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[ProcessCluster]:
-    cluster = ProcessCluster.start(
-        env={**clock_env(TURN_S, AWAY_S, BREAK_S), "DOMINOS_LOG_LEVEL": "warning"}
-    )
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@dataclass
-class Bots:
-    """Three scripted seats that play at once on their turns, and their watch tasks."""
-
-    seats: list[ScriptedSeat]
-    tasks: list[asyncio.Task[game_pb2.TableView | None]]
-
-    @property
-    def all_watching_again(self) -> bool:
-        return all(s._stream is not None and s._stream.streams_opened >= 2 for s in self.seats)
-
-    async def join(self, code: str) -> None:
-        """Join with the invitation code, then watch and play."""
-        for bot in self.seats:
-            assert bot.client is not None
-            bot.credentials, _ = await bot.client.join_table(code, bot.name)
-            self.tasks.append(asyncio.create_task(bot.run()))
-        await wait_for(lambda: all(b.views for b in self.seats), timeout=10, message="bots")
-
-
-@pytest.fixture
-async def bots(cluster: ProcessCluster) -> AsyncIterator[Bots]:
-    seats = [ScriptedSeat(f"Bot{i}", cluster.gateways[0].address, seed=i) for i in range(1, 4)]
-    for seat in seats:
-        seat.connect()
-    bots = Bots(seats, [])
-    try:
-        yield bots
-    finally:
-        for task in bots.tasks:
-            task.cancel()
-        for seat in seats:
-            await seat.close()
-
-
-def text_of(app: DominosApp, widget_id: str) -> str:
-    playing = app.view is not None and app.view.phase != game_pb2.PHASE_WAITING
-    screen: GameScreen | LobbyScreen = app.game_screen if playing else app.lobby_screen
-    return widget_text(screen.query_one(f"#{widget_id}", Static))
 
 
 def pass_button(app: DominosApp) -> Button:
     return app.game_screen.query_one("#pass", Button)
-
-
-def current(app: DominosApp) -> game_pb2.TableView:
-    assert app.view is not None
-    return app.view
-
-
-def my_turn(app: DominosApp) -> bool:
-    view = app.view
-    return (
-        view is not None
-        and view.phase == game_pb2.PHASE_PLAYING
-        and view.HasField("turn_seat")
-        and view.turn_seat == view.your_seat
-    )
-
-
-async def create_and_start(pilot: Pilot[None], app: DominosApp, bots: Bots) -> None:
-    """Through the start screen and the lobby, as a person would."""
-    await pilot.pause()
-    app.screen.query_one("#target", Select).value = 500
-    await pilot.click("#create")
-    await wait_for(lambda: isinstance(app.screen, LobbyScreen) and app.code, timeout=10)
-    await pilot.pause()
-    lobby = text_of(app, "lobby")
-    if app.lang == "fr":
-        assert f"Code d'invitation : {texts.code_text(app.code)}" in lobby
-        assert "Objectif : 500 points" in lobby
-    else:
-        assert f"Invitation code: {texts.code_text(app.code)}" in lobby
-        assert "Target: 500 points" in lobby
-    start = app.lobby_screen.query_one("#start", Button)
-    assert start.disabled  # R3: one seated
-    await bots.join(app.code)
-    await wait_for(lambda: sum(s.occupied for s in current(app).seats) == 4, timeout=10)
-    await pilot.pause()
-    assert not start.disabled
-    assert ("Bot3 (équipe B)" if app.lang == "fr" else "Bot3 (team B)") in text_of(app, "lobby")
-    await pilot.press("s")
-    await shows_game(pilot, app)
-
-
-async def shows_game(pilot: Pilot[None], app: DominosApp) -> None:
-    """Until the game screen is up and drawn."""
-    await wait_for(
-        lambda: isinstance(app.screen, GameScreen) and text_of(app, "header"),
-        timeout=10,
-        ignore=(NoMatches,),
-        message="game screen",
-    )
-    await pilot.pause()
-
-
-async def moved_on(app: DominosApp, view: game_pb2.TableView) -> None:
-    """Until the app shows a newer version than ``view``."""
-    await wait_for(lambda: current(app).version > view.version, timeout=10, message="moved on")
-
-
-async def play_first_legal(pilot: Pilot[None], app: DominosApp) -> None:
-    """On our turn with a play possible: select the first playable tile by its number key and
-    lay it with L or R; returns once the view moved on."""
-    view = current(app)
-    item = next(i for i in texts.hand_items(view) if i.playable)
-    await pilot.press(str(item.index + 1))
-    key = "l" if game_pb2.END_LEFT in item.ends else "r"
-    await pilot.press(key)
-    await moved_on(app, view)
 
 
 async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summary(
@@ -169,7 +53,10 @@ async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summar
     async with app.run_test(size=SIZE) as pilot:
         await create_and_start(pilot, app, bots)
         assert "Objectif 500" in text_of(app, "header")
-        assert "Équipe A (Alice et Bot2) 0" in text_of(app, "header")
+        assert "Équipe A (nous) 0 · Équipe B 0" in text_of(app, "header")
+        assert "Bot2 (A, partenaire)" in text_of(app, "north")  # across the table
+        assert text_of(app, "west").startswith("Bot3 (B)")  # plays before us
+        assert text_of(app, "east").startswith("Bot1 (B)")  # plays after us
 
         await wait_for(lambda: my_turn(app), timeout=15, message="first turn")
         await pilot.pause()
@@ -228,8 +115,7 @@ async def test_lobby_start_rule_countdown_pass_button_passes_in_words_and_summar
         assert mine.passed_on
         words = texts.passes_in_words(list(mine.passed_on), "fr")
         assert words.startswith("A passé sur ")
-        seats_text = text_of(app, "seats")
-        assert words in seats_text.splitlines()[0], seats_text
+        assert words in text_of(app, "south"), text_of(app, "south")
         print(f"\n--- after {plays} plays, the pass ---\n{screen_text(app)}")
 
         # D1: play the round to its end; the summary says how it ended, in words.
@@ -364,7 +250,9 @@ async def test_pass_is_enabled_only_when_nothing_fits_with_passes_in_english() -
         app.apply_view(stuck)
         await shows_game(pilot, app)
         assert not pass_button(app).disabled
-        assert "Bob (team B) · 3 tiles · Passed on five and two" in text_of(app, "seats")
+        east = text_of(app, "east")
+        assert east.startswith("Bob (B)\n3 tiles\n"), east
+        assert "Passed on five and two" in " ".join(east.split()), east
         assert text_of(app, "turn") == "Your turn — 12 s"
         assert "1:[0|1] " in text_of(app, "hand")
 
@@ -383,7 +271,8 @@ async def test_pass_is_enabled_only_when_nothing_fits_with_passes_in_english() -
 #: open (MarkupError: the client crashed on every redraw), a link running an action, styles
 #: left open, textual's own ``$variable`` and spaced tags (which rich's ``escape`` misses).
 MARKUP_NAMES = ("[/]", "[@click=app.quit]Bob[/]", "[reverse]X", "[bold", "[$error]Z", "[ bold]W")
-NAME_WIDGETS = ("header", "seats", "turn", "last-action", "summary")
+#: The game screen's widgets that name the partner (seat 2, across the table from seat 0).
+NAME_WIDGETS = ("north", "turn", "last-action", "summary")
 
 
 def named(phase: int, names: tuple[str, str, str, str], **fields: object) -> game_pb2.TableView:
@@ -441,8 +330,8 @@ async def test_a_name_closing_unopened_markup_does_not_crash_any_screen() -> Non
         domino_by(view, 1)
         app.apply_view(view)
         await shows_game(pilot, app)
-        assert "Team A (Ann and [b]x[/i]) 0 · Team B ([/] and Dee) 0" in text_of(app, "header")
-        assert "[/] (team B) · 3 tiles" in text_of(app, "seats")
+        assert text_of(app, "north") == "[b]x[/i] (A, partner) · 3 tiles"
+        assert text_of(app, "east").startswith("[/] (B)\n3 tiles")
         assert text_of(app, "last-action") == "[/] passed on five."
         summary = text_of(app, "summary")
         assert "Round 4: domino! [/] (team B) laid their last tile." in summary
@@ -470,16 +359,16 @@ async def test_a_name_with_a_click_action_is_shown_as_typed_and_clicking_it_does
         await pilot.pause()
         assert app.is_running
 
-        app.apply_view(named(game_pb2.PHASE_PLAYING, ("Ann", name, "Cid", "Dee"), turn_seat=1))
+        app.apply_view(named(game_pb2.PHASE_PLAYING, ("Ann", "Cid", name, "Dee"), turn_seat=2))
         await shows_game(pilot, app)
-        seats = plain_widget(app, "seats")
-        assert f"▶ {name} (team B)" in widget_text(seats)
+        north = plain_widget(app, "north")
+        assert f"▶ {name} (A, partner)" in widget_text(north)
         assert text_of(app, "turn") == f"{name}'s turn — 12 s"
-        assert spans_of(seats) == [] and spans_of(plain_widget(app, "turn")) == []
-        assert await pilot.click("#seats", offset=(4, 1))
+        assert spans_of(north) == [] and spans_of(plain_widget(app, "turn")) == []
+        assert await pilot.click("#north", offset=(SIZE[0] // 2, 0))
         await pilot.pause()
         assert app.is_running
-        assert f"{name} (team B)" in screen_text(app)
+        assert f"{name} (A, partner)" in screen_text(app)
 
 
 @pytest.mark.parametrize("name", MARKUP_NAMES)
@@ -501,13 +390,12 @@ async def test_markup_in_a_name_neither_styles_nor_hides_what_follows(name: str)
             widget = plain_widget(app, widget_id)
             assert name in widget_text(widget), widget_id
             assert spans_of(widget) == [], widget_id
-        assert f"Équipe A (Ann et {name}) 0 · Équipe B (Bob et Dee) 0" in text_of(app, "header")
         shown = screen_text(app)
-        assert f"{name} (équipe A) · 3 dominos" in shown
+        assert f"{name} (A, partenaire) · 3 dominos" in shown
         assert f"{name} a passé sur cinq." in shown
 
 
-async def test_error_messages_and_statuses_from_the_server_are_shown_as_typed() -> None:
+async def test_refusals_show_a_sentence_never_the_raw_grpc_text_and_statuses_stay_plain() -> None:
     message = "[/]no [@click=app.quit]such[/] table [reverse]"
     app = DominosApp(lang="en", connect=False, player_name="[@click=app.quit]Bob[/]")
     async with app.run_test(size=SIZE) as pilot:
@@ -522,24 +410,23 @@ async def test_error_messages_and_statuses_from_the_server_are_shown_as_typed() 
         await app._command(refused)  # on the start screen
         await pilot.pause()
         error = app.screen.query_one("#error", Static)
-        assert widget_text(error) == f"NOT_FOUND : {message}"
-        assert spans_of(error) == []
+        assert widget_text(error) == texts.ui("unexpected", "en")
+        assert "NOT_FOUND" not in screen_text(app) and "such" not in screen_text(app)
         assert app.is_running
 
         app.apply_view(crafted(game_pb2.PHASE_WAITING))
         await pilot.pause()
-        app.set_status(message)  # e.g. a StreamFatal's details
+        app.set_status(message)  # text from outside still shows as typed, never as markup
         await pilot.pause()
         assert text_of(app, "status") == message
         assert spans_of(plain_widget(app, "status")) == []
 
         app.apply_view(crafted(game_pb2.PHASE_PLAYING, version=4, turn_seat=1))
         await shows_game(pilot, app)
-        await app._command(refused)  # on the game screen: next to the Pass button
+        await app._command(refused)  # on the game screen: under the Pass button
         await pilot.pause()
-        assert text_of(app, "message") == f"NOT_FOUND : {message}"
-        assert spans_of(plain_widget(app, "message")) == []
-        assert message in screen_text(app)
+        assert text_of(app, "message") == texts.ui("unexpected", "en")
+        assert "NOT_FOUND" not in screen_text(app)
 
 
 async def test_a_name_refused_as_looking_like_a_seated_one_is_explained() -> None:
