@@ -1,13 +1,18 @@
-"""Presence leases: which gateway holds an open view stream on a seat, on Redis's clock.
+"""Presence leases: which view streams are open on a seat, on Redis's clock.
 
-A gateway holds the seat's field of the hash ``dominos:{S}:leases:<T>`` (value: its holder
-id, ``<gateway id>:<stream number>``) and renews it; the index of the table's shard
-``dominos:{S}:presence`` (member ``<T>:<seat>``, score = expiry ms on Redis's clock) lets
-the timer service find the leases a crashed gateway left behind. Claiming one removes it
-from the index and the hash, so exactly one timer replica reports it; the table service
-checks a lease before it marks a seat away.
-(One hash per table rather than a key per seat: measured 342 B less MEMORY USAGE and 385 B
-less used_memory per table, 2.9 fewer keys.)
+Every open view stream holds a lease of its own: the field ``<seat>|<holder>`` of the hash
+``dominos:{S}:leases:<T>`` (holder ``<gateway id>:<stream number>``, value: its expiry in ms
+on Redis's clock), renewed by its gateway. A seat is connected while any of its leases lives:
+a player with streams on two gateways (a reconnection racing the old stream, two devices)
+stays connected until the last one ends, whichever order they end in. The index of the
+table's shard ``dominos:{S}:presence`` (member ``<T>:<seat>``, score = the seat's latest
+lease expiry) lets the timer service find the seats whose every lease a crashed gateway left
+behind. Claiming one removes it from the index and its leases from the hash, so exactly one
+timer replica reports it; the table service checks that no lease came back before it marks
+a seat away.
+(One hash per table rather than a key per lease: fewer keys, and a table's leases go with
+its hash's expiry.) A field named ``<seat>`` alone is a lease of release 0.2.0's first
+format (one holder per seat); it counts as held until claimed.
 
 Expiries are taken on Redis's clock, so the gateways' and timers' clocks never decide
 whether a lease ran out.
@@ -29,14 +34,31 @@ from services.common.schema import (
 )
 from services.common.scripts import ScriptCall, call_scripts
 
-__all__ = ["PresenceLeases"]
+__all__ = ["PresenceLeases", "lease_field"]
 
-# Presence leases: the hash KEYS[1] (``dominos:{T}:leases``, field seat -> holder) and the
-# index ``dominos:presence`` (member ``<T>:<seat>``, score = expiry). Expiries are taken on
-# Redis's clock, so the gateways' and timers' clocks never decide whether a lease ran out.
 _NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# The seat's leases in hash KEYS[1]: ``latest`` (the latest expiry of a live one; now + 1 for
+# a lease of the first format, whose expiry is the index's) and ``fields`` (all of them, live
+# or not). Needs ``now`` and ``seat``.
+_SEAT_LEASES = """
+local prefix = seat .. '|'
+local latest, fields = 0, {}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local f = all[i]
+  if f == seat then
+    fields[#fields + 1] = f
+    latest = math.max(latest, now + 1)
+  elseif string.sub(f, 1, #prefix) == prefix then
+    fields[#fields + 1] = f
+    local expiry = tonumber(all[i + 1]) or 0
+    if expiry > now then latest = math.max(latest, expiry) end
+  end
+end
 """
 
 # Take or renew leases. KEYS: the index, then one lease hash per lease; ARGV: the lease time
@@ -48,36 +70,58 @@ _RENEW_LEASES = (
 local ttl = tonumber(ARGV[1])
 for i = 2, #KEYS do
   local seat, holder, member = ARGV[3 * i - 4], ARGV[3 * i - 3], ARGV[3 * i - 2]
-  redis.call('HSET', KEYS[i], seat, holder)
+  redis.call('HSET', KEYS[i], seat .. '|' .. holder, now + ttl)
   redis.call('PEXPIRE', KEYS[i], 3 * ttl)
-  redis.call('ZADD', KEYS[1], now + ttl, member)
+  redis.call('ZADD', KEYS[1], 'GT', now + ttl, member)
 end
 return #KEYS - 1
 """
 )
 
-# Give a lease back if ARGV[2] (holder) still holds seat ARGV[1]. KEYS: hash, index.
-_RELEASE_LEASE = """
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('ZREM', KEYS[2], ARGV[3])
-  return 1
-end
-return 0
-"""
-
-# Claim a lease that ran out (on Redis's clock): 1 claimed (it leaves the index and the hash),
-# 0 renewed meanwhile or already claimed. KEYS: hash, index; ARGV: seat, member.
-_CLAIM_EXPIRED_LEASE = (
+# Give ``holder``'s lease back: 1 when it was the seat's last live lease (the seat is now
+# disconnected: its dead leases go too, and it leaves the index), else 0. KEYS: hash, index;
+# ARGV: seat, holder, member.
+_RELEASE_LEASE = (
     _NOW
     + """
-local expiry = redis.call('ZSCORE', KEYS[2], ARGV[2])
-if not expiry or tonumber(expiry) > now then return 0 end
-redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('HDEL', KEYS[1], ARGV[1])
+local seat = ARGV[1]
+if redis.call('HDEL', KEYS[1], seat .. '|' .. ARGV[2]) == 0 then return 0 end
+"""
+    + _SEAT_LEASES
+    + """
+if latest > 0 then return 0 end
+if #fields > 0 then redis.call('HDEL', KEYS[1], unpack(fields)) end
+redis.call('ZREM', KEYS[2], ARGV[3])
 return 1
 """
 )
+
+# Claim a seat whose every lease ran out (on Redis's clock): 1 claimed (it leaves the index,
+# its leases the hash), 0 renewed meanwhile (re-indexed at its latest expiry) or already
+# claimed. KEYS: hash, index; ARGV: seat, member.
+_CLAIM_EXPIRED_LEASE = (
+    _NOW
+    + """
+local seat = ARGV[1]
+local indexed = redis.call('ZSCORE', KEYS[2], ARGV[2])
+if not indexed or tonumber(indexed) > now then return 0 end
+"""
+    + _SEAT_LEASES
+    + """
+if latest > now + 1 then
+  redis.call('ZADD', KEYS[2], latest, ARGV[2])
+  return 0
+end
+if #fields > 0 then redis.call('HDEL', KEYS[1], unpack(fields)) end
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1
+"""
+)
+
+
+def lease_field(seat: int, holder: str) -> str:
+    """The hash field of ``holder``'s lease on ``seat``."""
+    return f"{seat}|{holder}"
 
 
 class PresenceLeases:
@@ -91,8 +135,10 @@ class PresenceLeases:
         self._claim_lease = redis.register_script(_CLAIM_EXPIRED_LEASE)
 
     async def held(self, table_id: str, seat: int) -> bool:
-        """Whether a gateway holds (or took back) a lease on the seat."""
-        return bool(await self.redis.hexists(presence_leases_key(table_id), str(seat)))
+        """Whether any stream holds (or took back) a lease on the seat."""
+        fields = await self.redis.hkeys(presence_leases_key(table_id))
+        own, prefix = str(seat).encode(), f"{seat}|".encode()
+        return any(field == own or field.startswith(prefix) for field in fields)
 
     async def renew(self, table_id: str, seat: int, holder: str, ttl_ms: int) -> None:
         """Take or renew ``holder``'s lease on a seat for ``ttl_ms``."""
@@ -114,7 +160,8 @@ class PresenceLeases:
             await call_scripts(self.redis, calls)
 
     async def release(self, table_id: str, seat: int, holder: str) -> bool:
-        """Give a lease back (clean disconnect); only its holder can."""
+        """Give ``holder``'s lease back (its stream ended); True when no other stream holds
+        the seat any more (then it is disconnected)."""
         return bool(
             await self._release(
                 keys=[presence_leases_key(table_id), presence_key(shard_of(table_id))],
@@ -125,11 +172,11 @@ class PresenceLeases:
     async def claim_expired(
         self, now_ms: int, shards: list[int] | None = None, limit: int = 1000
     ) -> list[tuple[str, int]]:
-        """Claim the leases of ``shards`` (default: all) that ran out by ``now_ms``:
-        ``(table_id, seat)`` each, at most ``limit`` per shard.
+        """Claim the seats of ``shards`` (default: all) whose every lease ran out by
+        ``now_ms``: ``(table_id, seat)`` each, at most ``limit`` per shard.
 
-        A lease renewed meanwhile is re-indexed, not returned; a claimed one leaves the index,
-        so exactly one replica reports it.
+        A seat with a lease renewed meanwhile is re-indexed, not returned; a claimed one leaves
+        the index, so exactly one replica reports it.
         """
         shards = list(range(SHARDS)) if shards is None else shards
         async with self.redis.pipeline(transaction=False) as pipe:

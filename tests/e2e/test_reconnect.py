@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+from typing import Any
 
 from dominos.v1 import game_pb2
+from redis import asyncio as aioredis
 
 from services.client.api import DominosClient
+from services.common.schema import presence_leases_key
 from testing.players import PLAYING, Player, seat_players
 from testing.waiting import wait_for
 
@@ -120,3 +124,54 @@ async def test_a_killed_gateway_does_not_stop_the_game_and_every_seat_resumes_el
         assert player.views[-1].phase == game_pb2.PHASE_FINISHED
     for player in players:
         await player.close()
+
+
+async def test_a_seat_with_streams_on_two_gateways_stays_connected_until_the_last_ends(
+    e2e: E2ECluster,
+) -> None:
+    """S3-S4: a player whose new stream (another gateway) opened before the old one ended is
+    not marked away when either ends first; only the end of the last one disconnects it."""
+    for newer_ends_first in (True, False):
+        first, second = e2e.gateways[0].address, e2e.gateways[1].address
+        players = [Player(f"T{i}", first, 700 + i, target=100, act=False) for i in range(4)]
+        for player in players:
+            player.connect()
+        await seat_players(players, target=100)
+        watcher, seat = players[0], players[1]
+        assert watcher.client is not None and watcher.credentials is not None
+        assert seat.client is not None and seat.credentials is not None
+        other = DominosClient(second)
+        redis = aioredis.Redis.from_url(e2e.redis.url_for("admin"))
+        try:
+            older = seat.client.watch(seat.credentials)
+            await older.read()
+            newer = other.watch(seat.credentials)
+            await newer.read()
+            leases = presence_leases_key(seat.credentials.table_id)
+            await wait_for(functools.partial(_streams_held, redis, leases, 1, 2), timeout=10)
+            (newer if newer_ends_first else older).cancel()
+            await wait_for(functools.partial(_streams_held, redis, leases, 1, 1), timeout=10)
+            # The stream that ended gave its lease back and marked nothing: the seat is
+            # still connected (a view read after it, through the same path).
+            view = await watcher.client.view(watcher.credentials)
+            assert view.seats[1].connected
+            (older if newer_ends_first else newer).cancel()
+
+            await wait_for(functools.partial(_away, watcher, 1), timeout=10)
+        finally:
+            await redis.aclose()
+            await other.close()
+            for player in players:
+                await player.close()
+
+
+async def _streams_held(redis: Any, leases: str, seat: int, expected: int) -> bool:
+    """Whether ``expected`` streams hold a presence lease on ``seat``."""
+    fields = await redis.hkeys(leases)
+    return sum(bytes(f).startswith(f"{seat}|".encode()) for f in fields) == expected
+
+
+async def _away(watcher: Player, seat: int) -> bool:
+    assert watcher.client is not None and watcher.credentials is not None
+    view = await watcher.client.view(watcher.credentials)
+    return not view.seats[seat].connected

@@ -9,11 +9,12 @@ only the keys and commands its code uses (Redis 7 ACLs; the key table is in
 
 - ``table`` owns the tables: their hashes, outboxes, the invitation codes, create requests,
   join-failure counters, budgets and phase indexes; it writes (never reads) the deadline
-  indexes and only checks (``HEXISTS``) the gateways' presence leases.
+  indexes and only checks (``HKEYS``) the gateways' presence leases.
 - ``timer`` reads the deadline indexes and each table's clock fields (``tn``, ``dk``: ACLs
   have no per-field rights, so the whole hash is readable, never writable), owns the claim
   leases (``dominos:{S}:timerlease:<T>``) and the replicas' heartbeats (``dominos:timers``),
-  and may only remove (``ZREM``/``HDEL``) presence leases that ran out.
+  and may only read and remove (``HGETALL``, ``HDEL``) presence leases, to claim those that ran
+  out.
 - ``gateway`` touches nothing but its presence leases (``dominos:{S}:leases:<T>`` and the
   indexes ``dominos:{S}:presence``): no table hash (no state, no nonces), no deadline index,
   no outbox.
@@ -180,8 +181,8 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 # Open lobbies per address: ZRANGEBYSCORE, ZREM (pruning), ZREMRANGEBYSCORE,
                 # ZCARD, ZRANGE, ZADD, PEXPIRE (reserve script).
                 f"~{LOBBIES}",
-                # Presence leases: HEXISTS only (an expiry is ignored while a gateway holds
-                # the seat's lease again).
+                # Presence leases: HKEYS only (an expiry is ignored while a stream holds one of
+                # the seat's leases again).
                 f"%R~{LEASES}",
             ),
             commands=_commands(
@@ -190,7 +191,7 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 "hmget hget hset hdel exists pexpire",  # the table hash
                 "get set incr decr pttl",  # codes, create requests, join failures, budgets
                 "zadd zrem zrange zrangebyscore zremrangebyscore zcard zscore",  # sorted sets
-                "hexists",  # presence leases
+                "hkeys",  # presence leases
             ),
             script_keys=(
                 # commit: the table hash, its outbox, its shard's deadline and pending indexes,
@@ -221,11 +222,11 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 f"%R~{TABLE}",
                 # Claim leases: GET, SET PX (claim script).
                 f"~{TIMER_LEASE}",
-                # Presence index: ZRANGEBYSCORE (sweep), ZSCORE + ZREM (claim of a lease
-                # that ran out).
+                # Presence index: ZRANGEBYSCORE (sweep), ZSCORE + ZREM (claim of a seat whose
+                # leases ran out), ZADD (re-index a seat renewed meanwhile).
                 f"~{PRESENCE}",
-                # Presence leases: HDEL of a lease that ran out (claim script), nothing else.
-                f"%W~{LEASES}",
+                # Presence leases: HGETALL + HDEL of leases that ran out (claim script).
+                f"~{LEASES}",
                 # The replicas' heartbeats: ZADD, ZREMRANGEBYSCORE, ZRANGE (heartbeat
                 # script), ZREM (leaving).
                 f"~{TIMERS}",
@@ -235,7 +236,7 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
                 CLUSTER_CLIENT,
                 "zrangebyscore zscore zrem",  # deadline and presence indexes
                 "zadd zremrangebyscore zrange",  # heartbeats
-                "hmget hget hdel",  # table clocks, presence leases
+                "hmget hget hgetall hdel",  # table clocks, presence leases
                 "get set",  # claim leases
                 "time",  # the presence and heartbeat scripts take Redis's clock
             ),
@@ -253,15 +254,16 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
         ),
         "gateway": RedisAcl(
             keys=(
-                # Its presence leases: HSET + PEXPIRE (take, renew), HGET + HDEL (release).
+                # Its presence leases: HSET + PEXPIRE (take, renew), HDEL + HGETALL (release:
+                # was it the seat's last?).
                 f"~{LEASES}",
-                # Presence index: ZADD (take, renew), ZREM (release). Never read.
+                # Presence index: ZADD GT (take, renew), ZREM (release). Never read.
                 f"%W~{PRESENCE}",
             ),
             commands=_commands(
                 "ping",  # redis-py's health check
                 CLUSTER_CLIENT,
-                "hset hget hdel pexpire",  # presence leases
+                "hset hgetall hdel pexpire",  # presence leases
                 "zadd zrem",  # presence index
                 "time",  # the lease scripts take Redis's clock
             ),

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from services.common.presence import PresenceLeases
-from services.common.schema import presence_leases_key
+from services.common.schema import presence_key, presence_leases_key, shard_of
 from services.gateway.presence import LeaseKeeper
 from testing.waiting import wait_for
 
@@ -43,15 +43,74 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
     assert sorted(claimed) == [("t" * 22, seat) for seat in range(4)]
 
 
-async def test_only_the_current_holder_releases_a_lease(
+async def test_a_seat_stays_connected_until_its_last_stream_ends_in_either_order(
     redis_client: Any, redis_connect: Any
 ) -> None:
+    """S3-S4: a player with streams on two gateways (a reconnection racing the old stream)
+    is disconnected only when the last stream ends, whichever ends first; releasing a lease
+    twice or another's lease changes nothing."""
     store = PresenceLeases(redis_connect("gateway"))
-    first = LeaseKeeper(store, ttl_ms=5000)
-    second = LeaseKeeper(store, ttl_ms=5000)
-    await first.take("u" * 22, 1, "gw-a:1")
-    await second.take("u" * 22, 1, "gw-b:7")  # the player reconnected through another gateway
-    assert not await first.release("gw-a:1")  # the old stream must not mark the seat away
-    assert await redis_client.hget(presence_leases_key("u" * 22), "1") == b"gw-b:7"
-    assert await second.release("gw-b:7")
-    assert await redis_client.hget(presence_leases_key("u" * 22), "1") is None
+    table = PresenceLeases(redis_connect("table"))
+    for first_to_end in ("gw-a:1", "gw-b:7"):
+        table_id = ("u" if first_to_end == "gw-a:1" else "v") * 22
+        older, newer = LeaseKeeper(store, ttl_ms=5000), LeaseKeeper(store, ttl_ms=5000)
+        await older.take(table_id, 1, "gw-a:1")
+        await newer.take(table_id, 1, "gw-b:7")  # the player reconnected through another gateway
+        await older.renew_all()  # a renewal takes nothing from the other stream
+        keepers = {"gw-a:1": older, "gw-b:7": newer}
+        last = "gw-b:7" if first_to_end == "gw-a:1" else "gw-a:1"
+        assert not await keepers[first_to_end].release(first_to_end)  # the other still holds
+        assert await table.held(table_id, 1)
+        assert not await keepers[first_to_end].release(first_to_end)  # twice: nothing
+        assert await keepers[last].release(last)  # the last stream: now disconnected
+        assert not await table.held(table_id, 1)
+        assert await redis_client.hkeys(presence_leases_key(table_id)) == []
+        assert await redis_client.zscore(presence_key(shard_of(table_id)), f"{table_id}:1") is None
+
+
+async def test_a_seat_whose_every_lease_ran_out_is_claimed_once_but_not_while_one_lives(
+    redis_connect: Any,
+) -> None:
+    """A crashed gateway's stream and a live stream on the same seat: the sweep claims
+    nothing while the live one renews; once it stops too, the seat is claimed exactly once."""
+    gateway = PresenceLeases(redis_connect("gateway"))
+    timer = PresenceLeases(redis_connect("timer"))
+    table_id = "w" * 22
+    crashed, alive = LeaseKeeper(gateway, ttl_ms=200), LeaseKeeper(gateway, ttl_ms=600)
+    await crashed.take(table_id, 2, "gw-dead:1")
+    await alive.take(table_id, 2, "gw-live:1")
+
+    admin = redis_connect("admin")
+    await wait_for(lambda: _expired(admin, table_id, "2|gw-dead:1"), timeout=3)
+    assert await timer.claim_expired(int(time.time() * 1000)) == []  # the live one holds
+    claimed: list[tuple[str, int]] = []
+
+    async def claimed_once() -> bool:
+        claimed.extend(await timer.claim_expired(int(time.time() * 1000)))
+        return bool(claimed)
+
+    await wait_for(claimed_once, timeout=3)
+    assert claimed == [(table_id, 2)]
+    assert await timer.claim_expired(int(time.time() * 1000) + 10_000) == []
+    assert not await PresenceLeases(redis_connect("table")).held(table_id, 2)
+
+
+async def _expired(redis: Any, table_id: str, field: str) -> bool:
+    """Whether the lease ``field`` ran out on Redis's clock."""
+    expiry = await redis.hget(presence_leases_key(table_id), field)
+    seconds, micros = await redis.time()
+    return expiry is not None and int(expiry) < seconds * 1000 + micros // 1000
+
+
+async def test_a_lease_of_the_first_format_counts_as_held_until_claimed(
+    redis_client: Any, redis_connect: Any
+) -> None:
+    """Upgrade: a lease written by a gateway of the first 0.2 format (field = the seat)
+    keeps its seat connected while a new-format stream ends; the sweep still claims it."""
+    table_id = "x" * 22
+    await redis_client.hset(presence_leases_key(table_id), "3", "gw-old:1")
+    await redis_client.zadd(presence_key(shard_of(table_id)), {f"{table_id}:3": 1})
+    keeper = LeaseKeeper(PresenceLeases(redis_connect("gateway")), ttl_ms=5000)
+    await keeper.take(table_id, 3, "gw-new:1")
+    assert not await keeper.release("gw-new:1")
+    assert await PresenceLeases(redis_connect("table")).held(table_id, 3)

@@ -85,7 +85,7 @@ def _rights(identity: str, key: str) -> set[str]:
         ("timer", "DEADLINES", {"R"}),
         ("timer", "OUTBOX", set()),
         ("timer", "CODES", set()),
-        ("timer", "LEASES", {"W"}),
+        ("timer", "LEASES", {"R", "W"}),
         ("gateway", "LEASES", {"R", "W"}),
         ("gateway", "PRESENCE", {"W"}),
         *(
