@@ -2,7 +2,7 @@
 
 - ``dominos play [--gateway HOST:PORT] [--lang fr|en] [--name NAME]
   [--create --target N | --join CODE | --resume CODE]``: the terminal client
-  (:mod:`services.client.tui`). Without ``--create``/``--join``/``--resume`` it opens the
+  (:mod:`services.client.app`). Without ``--create``/``--join``/``--resume`` it opens the
   start screen, which lists the seats this computer holds at unfinished games. After a
   mid-game quit it prints the command that takes the seat back.
 - ``dominos demo [--gateway HOST:PORT] [--target N] [--seed S] [--lang fr|en]``: four scripted
@@ -28,10 +28,11 @@ from dominos.v1 import game_pb2
 
 from services.client import texts
 from services.client.api import DEFAULT_GATEWAY
+from services.client.app import DominosApp
 from services.client.bots import S2_WARNING, run_demo
 from services.client.seats import SeatStore
+from services.client.summaries import round_line, winner_text
 from services.client.texts import Lang
-from services.client.tui import DominosApp
 
 __all__ = ["DEFAULT_GATEWAY", "main", "parser"]
 
@@ -101,12 +102,12 @@ async def _demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
 
     def on_round(view: game_pb2.TableView) -> None:
-        print(texts.round_line(view, lang), flush=True)
+        print(round_line(view, lang), flush=True)
 
     result = await run_demo(
         args.gateway, args.target, seed=args.seed, on_round=on_round, time_limit=args.timeout
     )
-    print(texts.winner_text(result.final, lang), flush=True)
+    print(winner_text(result.final, lang), flush=True)
     elapsed = time.monotonic() - started
     print(f"{len(result.rounds)} rounds in {elapsed:.1f} s.", flush=True)
     return 0

@@ -22,8 +22,9 @@ from typing import cast
 
 from dominos.v1 import game_pb2
 
+from services.client.app import DominosApp
 from services.client.texts import LANGS, Lang
-from services.client.tui import DominosApp, screen_text
+from services.client.widgets import screen_text
 from testing.cluster import ProcessCluster, clock_env
 from testing.waiting import wait_for
 from tests.client.pilots import (

@@ -13,9 +13,13 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Button, Select, Static
 
-from services.client import texts
+from services.client.app import DominosApp
 from services.client.bots import ScriptedSeat
-from services.client.tui import DominosApp, GameScreen, LobbyScreen, Plain, widget_text
+from services.client.game_screen import GameScreen
+from services.client.lobby import code_text
+from services.client.lobby_screen import LobbyScreen
+from services.client.tiles import hand_items
+from services.client.widgets import Plain, widget_text
 from testing.waiting import wait_for
 
 TURN_S = 30.0
@@ -98,10 +102,10 @@ async def create_and_start(pilot: Pilot[None], app: DominosApp, bots: Bots) -> N
     await pilot.pause()
     lobby = text_of(app, "lobby")
     if app.lang == "fr":
-        assert f"Code d'invitation : {texts.code_text(app.code)}" in lobby
+        assert f"Code d'invitation : {code_text(app.code)}" in lobby
         assert "Objectif : 500 points" in lobby
     else:
-        assert f"Invitation code: {texts.code_text(app.code)}" in lobby
+        assert f"Invitation code: {code_text(app.code)}" in lobby
         assert "Target: 500 points" in lobby
     start = app.lobby_screen.query_one("#start", Button)
     assert start.disabled  # R3: one seated
@@ -134,7 +138,7 @@ async def play_first_legal(pilot: Pilot[None], app: DominosApp) -> None:
     """On our turn with a play possible: select the first playable tile by its number key and
     lay it with L or R; returns once the view moved on."""
     view = current(app)
-    item = next(i for i in texts.hand_items(view) if i.playable)
+    item = next(i for i in hand_items(view) if i.playable)
     await pilot.press(str(item.index + 1))
     key = "l" if game_pb2.END_LEFT in item.ends else "r"
     await pilot.press(key)

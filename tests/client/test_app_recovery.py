@@ -1,7 +1,7 @@
-"""Seat recovery in the terminal client against a real cluster (S4, D4): the start screen
-lists the held seats and takes one back with a key, forgetting a stale one with a sentence;
-quitting a lobby frees the seat (LeaveTable) and, for the host, closes the table; quitting
-mid-game keeps the seat and says how to come back."""
+"""Seat recovery in the terminal client (services/client/app.py) against a real cluster
+(S4, D4): the start screen lists the held seats and takes one back with a key, forgetting a
+stale one with a sentence; quitting a lobby frees the seat (LeaveTable) and, for the host,
+closes the table; quitting mid-game keeps the seat and says how to come back."""
 
 from __future__ import annotations
 
@@ -14,8 +14,14 @@ from textual.widgets import OptionList, Static
 
 from services.client import texts
 from services.client.api import DominosClient
+from services.client.app import DominosApp
+from services.client.confirm_quit import ConfirmQuit
+from services.client.game_screen import GameScreen
+from services.client.held_seats import resume_command
+from services.client.lobby import code_text
+from services.client.lobby_screen import LobbyScreen
 from services.client.seats import SeatStore
-from services.client.tui import ConfirmQuit, DominosApp, GameScreen, LobbyScreen, widget_text
+from services.client.widgets import widget_text
 from testing.cluster import ProcessCluster
 from testing.waiting import wait_for
 from tests.client.pilots import current
@@ -102,9 +108,9 @@ async def test_quitting_mid_game_keeps_the_seat_and_the_start_screen_takes_it_ba
             await others.start(host)
             await wait_for(lambda: isinstance(first.screen, GameScreen), timeout=10)
             question = await confirm_quit(first, pilot)
-        assert texts.resume_command(code, address) in question
+        assert resume_command(code, address) in question
         assert "la table joue pour vous" in question
-        assert texts.resume_command(code, address) in first.farewell
+        assert resume_command(code, address) in first.farewell
         assert store.get(code) is not None  # still ours
 
         # A second held seat, at a table its host closes: stale.
@@ -119,11 +125,11 @@ async def test_quitting_mid_game_keeps_the_seat_and_the_start_screen_takes_it_ba
             listing = again.screen.query_one("#saved", OptionList)
             assert listing.option_count == 2
             stale_line = str(listing.get_option_at_index(0).prompt)
-            assert stale_line.startswith(f"{texts.code_text(stale_code)} · Éric · place 2 · ")
+            assert stale_line.startswith(f"{code_text(stale_code)} · Éric · place 2 · ")
             listing.focus()
             listing.highlighted = 0
             await pilot.press("enter")
-            forgotten = texts.ui("seat_forgotten", "fr", code=texts.code_text(stale_code))
+            forgotten = texts.ui("seat_forgotten", "fr", code=code_text(stale_code))
             await wait_for(
                 lambda: widget_text(again.screen.query_one("#error", Static)) == forgotten,
                 timeout=10,

@@ -1,0 +1,32 @@
+"""The base of the Dominos app's screens (start, lobby, game)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dominos.v1 import game_pb2
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from services.client.app import DominosApp
+
+__all__ = ["DominosScreen"]
+
+
+class DominosScreen(Screen[None]):
+    """A screen of the Dominos app: typed access to the app and its newest view."""
+
+    ready = False  # composed and mounted (``is_mounted`` turns true only after on_mount)
+
+    @property
+    def dominos(self) -> DominosApp:
+        """The app this screen belongs to."""
+        from services.client.app import DominosApp  # noqa: PLC0415 (the app imports the screens)
+
+        app = self.app
+        assert isinstance(app, DominosApp)
+        return app
+
+    def shown_view(self) -> game_pb2.TableView | None:
+        """The app's newest view, once the screen can show it (None before)."""
+        return self.dominos.view if self.ready else None

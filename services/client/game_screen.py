@@ -1,0 +1,325 @@
+"""The game screen: the table drawn around the player.
+
+The score line on top, the partner across (north), the opponents left (west, who plays before
+you) and right (east, who plays after you), you at the bottom (south), each with name, team,
+tiles left, "away" and their passes in words; ``▶`` marks whose turn it is. In the middle the
+chain, wrapped between tiles (never inside one), doubles drawn across, the newest tile
+highlighted, and its two open ends. Below: your hand (``*`` and green: playable, ``>``:
+selected), whose turn it is with the seconds left, the *Pass* button (enabled only when
+nothing fits), a message line, the last action. Between rounds the round's summary takes the
+middle; ``H`` swaps it for the history (the rounds played with their scores, the moves of this
+round). When it becomes your turn the terminal bell rings and the turn line flashes.
+
+Keys: ``←``/``→`` or ``1``-``7`` select a tile; ``L`` (or ``G``) lays it on the left end,
+``R`` (or ``D``) on the right end, ``Enter`` on its only possible end; ``P`` passes; ``H``
+shows or hides the history; ``Q`` (or ``Ctrl+C``) quits.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar, Final
+
+from dominos.v1 import game_pb2
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.widgets import Button
+
+from services.client import texts
+from services.client.base_screen import DominosScreen
+from services.client.chain import chain_drawing, ends_text, newest_index
+from services.client.countdown import remaining_seconds, turn_text
+from services.client.journal import history_lines
+from services.client.last_action import last_action_text
+from services.client.scores import score_line
+from services.client.seating import relative_seats, seat_column, seat_strip
+from services.client.summaries import phase_text, round_summary_lines, winner_text
+from services.client.tiles import HandItem, hand_items
+from services.client.widgets import Plain
+
+__all__ = ["FLASH_SECONDS", "HISTORY_LINES", "SIDE_WIDTH", "GameScreen"]
+
+SIDE_WIDTH: Final = 16
+"""Columns of the west and east seats on the game screen (the chain gets the rest)."""
+
+HISTORY_LINES: Final = 11
+"""Lines of the history panel (with its key line and border it takes the table's place)."""
+
+FLASH_SECONDS: Final = 0.8
+"""How long the turn line flashes when it becomes your turn."""
+
+
+def _my_turn(view: game_pb2.TableView | None) -> bool:
+    return (
+        view is not None
+        and view.phase == game_pb2.PHASE_PLAYING
+        and view.HasField("turn_seat")
+        and view.turn_seat == view.your_seat
+    )
+
+
+def _game_state(view: game_pb2.TableView) -> tuple[int, ...]:
+    """What a message next to the Pass button is about: once it changes (a move, a pass, a
+    new round), an old message such as "not your turn" is stale."""
+    turn = view.turn_seat if view.HasField("turn_seat") else -1
+    return (view.phase, view.round_number, turn, len(view.chain), view.consecutive_passes)
+
+
+class GameScreen(DominosScreen):
+    """The game: the table around the player, the chain, the hand, Pass, the summaries and
+    the history (see the module docstring)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "move(-1)", "←", show=False),
+        Binding("right", "move(1)", "→", show=False),
+        *[Binding(str(i), f"select({i - 1})", str(i), show=False) for i in range(1, 8)],
+        Binding("l,g", "play('left')", "Left"),
+        Binding("r,d", "play('right')", "Right"),
+        Binding("enter", "play('any')", "Play"),
+        Binding("p", "pass_turn", "Pass"),
+        Binding("h", "toggle_history", "History"),
+        Binding("q", "app.request_quit", "Quit"),
+    ]
+
+    selected: int = 0
+    history_shown = False
+    _state: tuple[int, ...] = ()
+    _was_my_turn = False
+
+    def compose(self) -> ComposeResult:
+        """The game's widgets."""
+        app = self.dominos
+        lang = app.lang
+        yield Plain("", id="header")
+        yield Plain("", id="north")
+        with Horizontal(id="middle"):
+            yield Plain("", id="west")
+            with Vertical(id="center"):
+                yield Plain("", id="chain")
+                yield Plain("", id="ends")
+            yield Plain("", id="east")
+        yield Plain("", id="summary")
+        yield Plain("", id="history")
+        yield Plain("", id="south")
+        yield Plain("", id="hand")
+        with Horizontal(id="actions"):
+            yield Plain("", id="turn")
+            yield Button(texts.ui("pass", lang), id="pass", disabled=True)
+        yield Plain("", id="message")
+        yield Plain("", id="last-action")
+        yield Plain(texts.ui("keys", lang), id="keys")
+        yield Plain("", id="status")
+
+    def on_mount(self) -> None:
+        """Show the newest view and tick the countdown."""
+        self.ready = True
+        self.query_one("#pass", Button).can_focus = False
+        self.query_one("#history", Plain).display = False
+        self.refresh_view()
+        self.set_interval(0.2, self.tick)
+
+    def on_resize(self) -> None:
+        """Wrap the chain again for the new width."""
+        self.refresh_view()
+
+    def _items(self) -> list[HandItem]:
+        app = self.dominos
+        return hand_items(app.view) if app.view is not None else []
+
+    def refresh_view(self) -> None:
+        """Redraw everything from the app's newest view (nothing while the screen is not
+        mounted: a view can arrive while screens are being switched)."""
+        try:
+            self._redraw()
+        except NoMatches:
+            return
+
+    def _redraw(self) -> None:
+        app = self.dominos
+        view = self.shown_view()
+        if view is None:
+            return
+        lang = app.lang
+        state = _game_state(view)
+        if state != self._state:
+            self._state = state
+            self.say("")  # "not your turn" and the like are about the state before
+        self.query_one("#header", Plain).update(score_line(view, lang))
+        self._draw_seats(view)
+        self._draw_chain(view)
+        self.query_one("#last-action", Plain).update(last_action_text(view, lang))
+        items = self._items()
+        if items and not (0 <= self.selected < len(items) and items[self.selected].playable):
+            playable = [i.index for i in items if i.playable]
+            self.selected = playable[0] if playable else min(self.selected, len(items) - 1)
+        self._draw_hand(items)
+        self.query_one("#pass", Button).disabled = not view.can_pass
+        self._draw_middle(view)
+        self.query_one("#status", Plain).update(app.status)
+        self.tick()
+        mine = _my_turn(view)
+        if mine and not self._was_my_turn:
+            self.your_turn()
+        self._was_my_turn = mine
+
+    def _draw_seats(self, view: game_pb2.TableView) -> None:
+        lang = self.dominos.lang
+        around = relative_seats(view.your_seat)
+        self.query_one("#north", Plain).update(seat_strip(view, around["north"], lang))
+        self.query_one("#south", Plain).update(seat_strip(view, around["south"], lang))
+        for side in ("west", "east"):
+            lines = seat_column(view, around[side], lang, SIDE_WIDTH - 1)
+            self.query_one(f"#{side}", Plain).update("\n".join(lines))
+
+    def chain_width(self) -> int:
+        """Columns the chain may use: the screen less its padding and the two side seats."""
+        return max(12, self.app.size.width - 2 - 2 * SIDE_WIDTH - 2)
+
+    def _draw_chain(self, view: game_pb2.TableView) -> None:
+        app = self.dominos
+        chain = [(p.left, p.right) for p in view.chain]
+        newest = newest_index(view, app.journal.newest_play())
+        drawing = chain_drawing(chain, self.chain_width(), newest)
+        if not drawing.rows:
+            text = Text(texts.ui("empty_chain", app.lang))
+        else:
+            text = Text("\n".join(drawing.rows))
+            starts = [0]
+            for line in drawing.rows:
+                starts.append(starts[-1] + len(line) + 1)
+            for row, begin, end in drawing.newest:
+                text.stylize("bold black on yellow", starts[row] + begin, starts[row] + end)
+        self.query_one("#chain", Plain).update(text)
+        self.query_one("#ends", Plain).update(ends_text(view, app.lang))
+
+    def _draw_middle(self, view: game_pb2.TableView) -> None:
+        """The chain and side seats while a round is in play; the round's summary (and the
+        winner) between rounds and at the end; the history instead when asked."""
+        lang = self.dominos.lang
+        lines = round_summary_lines(view, lang)
+        winner = winner_text(view, lang)
+        if winner:
+            lines.append(winner)
+        elif view.phase == game_pb2.PHASE_CLOSED:
+            lines.append(phase_text(view, lang))
+        summary = self.query_one("#summary", Plain)
+        summary.update("\n".join(lines))
+        history = self.query_one("#history", Plain)
+        if self.history_shown:
+            rows = history_lines(self.dominos.journal, view, lang, HISTORY_LINES)
+            width = max(10, self.app.size.width - 6)  # inside the padding and the border
+            rows = [row if len(row) <= width else row[: width - 1] + "…" for row in rows]
+            history.update("\n".join([*rows, texts.ui("history_keys", lang)]))
+        history.display = self.history_shown
+        summary.display = bool(lines) and not self.history_shown
+        self.query_one("#middle").display = not (self.history_shown or lines)
+
+    def _draw_hand(self, items: list[HandItem]) -> None:
+        app = self.dominos
+        text = Text(texts.labelled(texts.ui("hand", app.lang), "", app.lang))
+        for item in items:
+            chosen = item.index == self.selected
+            mark = "*" if item.playable else " "
+            label = f"{'>' if chosen else ' '}{item.index + 1}:{item.text}{mark}"
+            if item.playable:
+                style = "bold black on green" if chosen else "bold green"
+            else:
+                style = "reverse dim" if chosen else "dim"
+            text.append(label, style=style)
+            text.append(" ")
+        self.query_one("#hand", Plain).update(text)
+
+    def your_turn(self) -> None:
+        """It just became your turn: ring the terminal bell and flash the turn line."""
+        self.app.bell()
+        turn = self.query_one("#turn", Plain)
+        turn.add_class("flash")
+        self.set_timer(FLASH_SECONDS, lambda: turn.remove_class("flash"))
+
+    def tick(self) -> None:
+        """Redraw whose turn it is and the seconds left (R11)."""
+        app = self.dominos
+        view = self.shown_view()
+        if view is None:
+            return
+        left = remaining_seconds(view, app.received_at, time.monotonic())
+        self.query_one("#turn", Plain).update(turn_text(view, left, app.lang))
+
+    def say(self, message: str) -> None:
+        """Show a one-line message under the Pass button."""
+        self.query_one("#message", Plain).update(message)
+
+    def action_move(self, step: int) -> None:
+        """Select the previous/next tile."""
+        items = self._items()
+        if items:
+            self.selected = (self.selected + step) % len(items)
+            self._draw_hand(items)
+
+    def action_select(self, index: int) -> None:
+        """Select tile ``index`` (0-based)."""
+        items = self._items()
+        if 0 <= index < len(items):
+            self.selected = index
+            self._draw_hand(items)
+
+    def action_toggle_history(self) -> None:
+        """Show or hide the history (rounds played, this round's moves)."""
+        self.history_shown = not self.history_shown
+        self.refresh_view()
+
+    def _not_now(self) -> str | None:
+        """Why no move can be made now (no round in play, another seat's turn), or None."""
+        view = self.dominos.view
+        if view is None or view.phase != game_pb2.PHASE_PLAYING:
+            return texts.ui("round_not_in_play", self.dominos.lang)
+        if not _my_turn(view):
+            return texts.ui("not_your_turn", self.dominos.lang)
+        return None
+
+    async def action_play(self, end: str) -> None:
+        """Lay the selected tile on ``end`` (``left``, ``right``, or ``any``: its only end).
+        Out of turn it says so and sends nothing."""
+        app = self.dominos
+        items = self._items()
+        refusal = self._not_now()
+        if refusal is not None:
+            self.say(refusal)
+            return
+        if not items or app.view is None:
+            return
+        item = items[min(self.selected, len(items) - 1)]
+        lang = app.lang
+        if end == "any":
+            if not item.ends:
+                self.say(texts.ui("does_not_fit", lang))
+                return
+            if len(item.ends) > 1 and app.view.chain:
+                self.say(texts.ui("pick_end", lang))
+                return
+            chosen = item.ends[0]
+        else:
+            chosen = game_pb2.END_LEFT if end == "left" else game_pb2.END_RIGHT
+        self.say("")
+        move = game_pb2.Move(tile=game_pb2.Tile(low=item.low, high=item.high), end=chosen)
+        app.send(app.play(move))
+
+    async def action_pass_turn(self) -> None:
+        """Pass, only when the view says so (R9); otherwise say why not."""
+        app = self.dominos
+        if app.view is None:
+            return
+        if not app.view.can_pass:
+            refusal = self._not_now()
+            self.say(refusal or texts.ui("must_play", app.lang))
+            return
+        self.say("")
+        app.send(app.pass_turn())
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        """The Pass button."""
+        if event.button.id == "pass":
+            await self.action_pass_turn()

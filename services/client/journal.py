@@ -1,0 +1,101 @@
+"""What a client saw of the game (:class:`Journal`: the moves of the current round and the
+result of every finished round) and the history panel drawn from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dominos.v1 import game_pb2
+
+from services.client.last_action import last_action_text
+from services.client.teams import team_label
+from services.client.texts import Lang, ui
+
+__all__ = ["Journal", "RoundResult", "history_lines", "move_line", "round_result_line"]
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished round as the history lists it."""
+
+    number: int
+    scoring_team: int
+    points: int
+    score_a: int
+    score_b: int
+    blocked: bool
+
+
+class Journal:
+    """What a client saw of the game: the moves of the current round (each view's
+    ``last_action``, in version order, once per version) and the result of every finished
+    round. A client that arrived or came back mid-game knows what it saw since."""
+
+    def __init__(self) -> None:
+        self.round_number = 0
+        self.moves: list[game_pb2.LastAction] = []
+        self.rounds: dict[int, RoundResult] = {}
+        self._version = 0
+
+    def record(self, view: game_pb2.TableView) -> None:
+        """Take in a view (older or repeated versions are ignored)."""
+        if view.version <= self._version:
+            return
+        self._version = view.version
+        if view.round_number != self.round_number:
+            self.round_number = view.round_number
+            self.moves = []
+        action = view.last_action
+        if action.kind in (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED):
+            copy = game_pb2.LastAction()
+            copy.CopyFrom(action)
+            self.moves.append(copy)
+        if view.HasField("last_round"):
+            summary = view.last_round
+            self.rounds[summary.round_number] = RoundResult(
+                summary.round_number,
+                summary.scoring_team,
+                summary.points,
+                view.score_team_a,
+                view.score_team_b,
+                summary.outcome != game_pb2.ROUND_OUTCOME_DOMINO,
+            )
+
+    def newest_play(self) -> game_pb2.Move | None:
+        """The move of the newest tile laid this round, or None."""
+        for action in reversed(self.moves):
+            if action.kind == game_pb2.ACTION_KIND_PLAYED:
+                return action.move
+        return None
+
+
+def move_line(view: game_pb2.TableView, action: game_pb2.LastAction, lang: Lang) -> str:
+    """One move of the history, as :func:`last_action_text` says it."""
+    shown = game_pb2.TableView()
+    shown.CopyFrom(view)
+    shown.last_action.CopyFrom(action)
+    return last_action_text(shown, lang)
+
+
+def round_result_line(result: RoundResult, lang: Lang) -> str:
+    """``"Manche 2 · équipe B +17 (bloquée) · A 40 · B 37"`` / ``"Round 2 · team B +17 …"``."""
+    word = "Manche" if lang == "fr" else "Round"
+    how = ""
+    if result.blocked:
+        how = " (bloquée)" if lang == "fr" else " (blocked)"
+    return (
+        f"{word} {result.number} · {team_label(result.scoring_team, lang)} +{result.points}"
+        f"{how} · A {result.score_a} · B {result.score_b}"
+    )
+
+
+def history_lines(journal: Journal, view: game_pb2.TableView, lang: Lang, height: int) -> list[str]:
+    """The history panel in at most ``height`` lines: the rounds played (newest last), then
+    the moves of the current round, the newest kept when they do not all fit."""
+    rounds = [round_result_line(r, lang) for _, r in sorted(journal.rounds.items())]
+    rounds = rounds or [ui("rounds_empty", lang)]
+    rounds = rounds[-max(1, height // 3) :]
+    head = [ui("rounds_title", lang), *rounds, ui("history_title", lang, n=view.round_number)]
+    moves = [move_line(view, a, lang) for a in journal.moves] or [ui("history_empty", lang)]
+    room = max(1, height - len(head))
+    return head + moves[-room:]

@@ -1,0 +1,50 @@
+"""What just happened, in one sentence: a tile laid (and on which end), a pass in words (R10),
+a deal; says when the table played for the seat (R11, S3)."""
+
+from __future__ import annotations
+
+from dominos.v1 import game_pb2
+
+from services.client.teams import seat_name
+from services.client.texts import Lang
+from services.client.tiles import tile_text
+from services.client.words import join_words, number_word
+
+__all__ = ["last_action_text"]
+
+
+def last_action_text(view: game_pb2.TableView, lang: Lang) -> str:
+    """What just happened, for the game screen: a tile laid (and on which end), a pass (in
+    words, R10), a deal; says when the table played for the seat (R11, S3). ``""`` for
+    changes that need no sentence (presence, lobby)."""
+    action = view.last_action
+    seat = action.seat if action.HasField("seat") else None
+    name = seat_name(view, seat) if seat is not None else ""
+    auto = ""
+    if action.auto_play == game_pb2.AUTO_PLAY_CAUSE_TIMEOUT:
+        auto = (
+            " (temps écoulé : joué par la table)"
+            if lang == "fr"
+            else " (time out: the table played)"
+        )
+    elif action.auto_play == game_pb2.AUTO_PLAY_CAUSE_AWAY:
+        auto = " (absent : joué par la table)" if lang == "fr" else " (away: the table played)"
+    if action.kind == game_pb2.ACTION_KIND_PLAYED:
+        tile = tile_text(action.move.tile.low, action.move.tile.high)
+        left = action.move.end == game_pb2.END_LEFT
+        if lang == "fr":
+            return f"{name} a posé {tile} {'à gauche' if left else 'à droite'}{auto}."
+        return f"{name} laid {tile} on the {'left' if left else 'right'}{auto}."
+    if action.kind == game_pb2.ACTION_KIND_PASSED:
+        words = join_words(
+            [number_word(n, lang) for n in sorted(set(action.passed_on), reverse=True)], lang
+        )
+        if lang == "fr":
+            return f"{name} a passé sur {words}{auto}."
+        return f"{name} passed on {words}{auto}."
+    if action.kind == game_pb2.ACTION_KIND_ROUND_DEALT:
+        opener = seat_name(view, view.opener_seat)
+        if lang == "fr":
+            return f"Nouvelle donne : {opener} ouvre la manche {view.round_number}."
+        return f"New deal: {opener} opens round {view.round_number}."
+    return ""

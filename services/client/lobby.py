@@ -1,0 +1,69 @@
+"""The lobby (S1, R3) in words: the invitation code as read out, one line per seat, what
+happens next."""
+
+from __future__ import annotations
+
+from dominos.v1 import game_pb2
+
+from services.client.teams import seat_team, team_label
+from services.client.texts import Lang, ui
+from services.client.words import passes_in_words
+
+__all__ = ["code_text", "lobby_lines", "seat_line"]
+
+
+def code_text(code: str) -> str:
+    """An invitation code as players read it out: two groups of five (``ABCDE-23456``); a
+    code of another length as it is. Typing it back, dashes and spaces do not matter."""
+    if len(code) == 10 and code.isalnum():
+        return f"{code[:5]}-{code[5:]}"
+    return code
+
+
+def seat_line(view: game_pb2.TableView, seat: int, lang: Lang) -> str:
+    """One seat as every player sees it (S6): turn marker, name, team, host, "you", tiles
+    left, connection, and the passes in words (R10).
+
+    e.g. ``"▶ Bob (équipe B) · 5 dominos · A passé sur cinq et deux"``.
+    """
+    info = view.seats[seat]
+    marker = (
+        "▶"
+        if view.phase == game_pb2.PHASE_PLAYING
+        and view.HasField("turn_seat")
+        and view.turn_seat == seat
+        else " "
+    )
+    if not info.occupied:
+        return f"{marker} {'(place libre)' if lang == 'fr' else '(empty seat)'}"
+    tags = [team_label(seat_team(seat), lang)]
+    if info.host:
+        tags.append("hôte" if lang == "fr" else "host")
+    if seat == view.your_seat:
+        tags.append("vous" if lang == "fr" else "you")
+    parts = [f"{marker} {info.name} ({', '.join(tags)})"]
+    if view.phase != game_pb2.PHASE_WAITING:
+        count = info.tile_count
+        if lang == "fr":
+            parts.append(f"{count} domino{'s' if count > 1 else ''}")
+        else:
+            parts.append(f"{count} tile{'s' if count != 1 else ''}")
+    if not info.connected:
+        parts.append("déconnecté" if lang == "fr" else "disconnected")
+    passes = passes_in_words(list(info.passed_on), lang)
+    if passes:
+        parts.append(passes)
+    return " · ".join(parts)
+
+
+def lobby_lines(view: game_pb2.TableView, code: str, lang: Lang) -> list[str]:
+    """The lobby (S1, R3): invitation code, target, seats, and what happens next."""
+    seated = sum(1 for s in view.seats if s.occupied)
+    code = code_text(code)
+    if lang == "fr":
+        lines = [f"Code d'invitation : {code}", f"Objectif : {view.target} points"]
+    else:
+        lines = [f"Invitation code: {code}", f"Target: {view.target} points"]
+    lines += [seat_line(view, seat, lang) for seat in range(len(view.seats))]
+    lines.append(ui("lobby_ready" if seated == 4 else "lobby_waiting", lang, n=seated))
+    return lines

@@ -1,0 +1,79 @@
+"""The table drawn around the player: where each seat sits as seen from yours, and what the
+table shows of a seat (name, team, tiles, away, turn, passes), as a column (west, east) or a
+strip (north, south)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from dominos.v1 import game_pb2
+
+from services.client.teams import seat_team, team_letter
+from services.client.texts import Lang, ui
+from services.client.words import passes_in_words
+
+__all__ = ["relative_seats", "seat_column", "seat_facts", "seat_strip"]
+
+
+def relative_seats(your_seat: int) -> dict[str, int]:
+    """Where each seat sits as seen from ``your_seat`` (turn order goes round the table):
+    ``south`` is you, ``east`` plays after you, ``north`` is your partner across (R1),
+    ``west`` plays before you."""
+    return {
+        "south": your_seat % 4,
+        "east": (your_seat + 1) % 4,
+        "north": (your_seat + 2) % 4,
+        "west": (your_seat + 3) % 4,
+    }
+
+
+def _is_turn(view: game_pb2.TableView, seat: int) -> bool:
+    return (
+        view.phase == game_pb2.PHASE_PLAYING
+        and view.HasField("turn_seat")
+        and view.turn_seat == seat
+    )
+
+
+def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
+    """What the table shows of a seat, one fact a line: its name with its team letter (and
+    "partner"/"you" as seen from the view's seat), the tiles it holds (after the start),
+    "away" when disconnected (S3), "to play" on its turn, and its passes in words (R10).
+    Names are copied as typed."""
+    info = view.seats[seat] if seat < len(view.seats) else None
+    if info is None or not info.occupied:
+        return ["(place libre)" if lang == "fr" else "(empty seat)"]
+    tags = [team_letter(seat_team(seat))]
+    if seat == view.your_seat:
+        tags.append(ui("you", lang))
+    elif seat_team(seat) == seat_team(view.your_seat):
+        tags.append(ui("partner", lang))
+    facts = [f"{'▶ ' if _is_turn(view, seat) else ''}{info.name} ({', '.join(tags)})"]
+    if view.phase != game_pb2.PHASE_WAITING:
+        count = info.tile_count
+        if lang == "fr":
+            facts.append(f"{count} domino{'s' if count > 1 else ''}")
+        else:
+            facts.append(f"{count} tile{'s' if count != 1 else ''}")
+    if not info.connected:
+        facts.append(ui("away", lang))
+    if _is_turn(view, seat):
+        facts.append(ui("their_turn", lang))
+    passes = passes_in_words(list(info.passed_on), lang)
+    if passes:
+        facts.append(passes)
+    return facts
+
+
+def seat_column(view: game_pb2.TableView, seat: int, lang: Lang, width: int) -> list[str]:
+    """:func:`seat_facts` as a column ``width`` characters wide (west and east of the
+    table): each fact wrapped between words, a word longer than the column cut."""
+    lines: list[str] = []
+    for fact in seat_facts(view, seat, lang):
+        lines += textwrap.wrap(fact, width=max(1, width), break_on_hyphens=False) or [""]
+    return lines
+
+
+def seat_strip(view: game_pb2.TableView, seat: int, lang: Lang) -> str:
+    """:func:`seat_facts` on one line, joined by `` · `` (north and south of the table)."""
+    return " · ".join(seat_facts(view, seat, lang))

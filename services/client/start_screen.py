@@ -1,0 +1,110 @@
+"""The start screen: your name; create a table choosing its target (50 to 500 in steps of 50),
+or join one with an invitation code; below, the unfinished games this computer holds a seat
+at (``seats.json``, :mod:`services.client.seats`): ``↑``/``↓`` then ``Enter`` takes one back.
+A seat that no longer works (table gone, game over, seat freed) is forgotten when tried, and
+a sentence says so."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.widgets import Button, Input, Label, OptionList, Select
+from textual.widgets.option_list import Option
+
+from services.client import texts
+from services.client.base_screen import DominosScreen
+from services.client.held_seats import saved_seat_text
+from services.client.seats import SavedSeat
+from services.client.texts import Lang
+from services.client.widgets import Plain
+
+__all__ = ["TARGETS", "StartScreen"]
+
+TARGETS: tuple[int, ...] = tuple(range(50, 501, 50))
+"""The targets a host may choose (R16)."""
+
+
+class StartScreen(DominosScreen):
+    """Create a table (name, target), join one (name, invitation code), or take back a seat
+    held at an unfinished game (the list below, from the seat store)."""
+
+    def __init__(self, lang: Lang, name: str) -> None:
+        super().__init__()
+        self.lang = lang
+        self.player_name = name
+
+    def compose(self) -> ComposeResult:
+        """The form, then the held seats."""
+        lang = self.lang
+        with Vertical(id="start-form"):
+            yield Label(texts.ui("title", lang), id="title")
+            yield Label(texts.ui("your_name", lang))
+            yield Input(value=self.player_name, max_length=24, id="name")
+            yield Label(texts.ui("target", lang))
+            with Horizontal(classes="row"):
+                yield Select(
+                    [(str(t), t) for t in TARGETS], value=100, allow_blank=False, id="target"
+                )
+                yield Button(texts.ui("create", lang), id="create", variant="primary")
+            yield Label(texts.ui("code", lang))
+            with Horizontal(classes="row"):
+                yield Input(max_length=16, id="code")
+                yield Button(texts.ui("join", lang), id="join")
+            yield Plain(texts.ui("saved_title", lang), id="saved-title")
+            yield OptionList(id="saved")
+            yield Plain(texts.ui("start_keys", lang), id="start-keys")
+            yield Plain("", id="error")
+
+    def on_mount(self) -> None:
+        """List the held seats."""
+        self.ready = True
+        self.refresh_saved()
+
+    def refresh_saved(self) -> None:
+        """Redraw the list of held seats from the store (hidden when there are none)."""
+        try:
+            listing = self.query_one("#saved", OptionList)
+        except NoMatches:
+            return
+        store = self.dominos.seats
+        saved = store.all() if store is not None else []
+        now = time.time()
+        listing.set_options(
+            Option(Content(self._seat_text(seat, now)), id=seat.code) for seat in saved
+        )
+        listing.display = bool(saved)
+        self.query_one("#saved-title", Plain).display = bool(saved)
+
+    def _seat_text(self, seat: SavedSeat, now: float) -> str:
+        age = now - seat.saved_at
+        return saved_seat_text(seat.code, seat.name, seat.seat, age, self.lang)
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a held seat takes it back."""
+        if event.option.id:
+            app = self.dominos
+            app.send(app.resume(event.option.id))
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Create or join with what the form holds."""
+        app = self.dominos
+        name = self.query_one("#name", Input).value.strip()
+        if event.button.id == "create":
+            target = self.query_one("#target", Select).value
+            app.send(app.create_table(name, int(target) if isinstance(target, int) else 100))
+        elif event.button.id == "join":
+            app.send(app.join_table(self.query_one("#code", Input).value, name))
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the code field joins."""
+        if event.input.id == "code" and event.value.strip():
+            app = self.dominos
+            app.send(app.join_table(event.value, self.query_one("#name", Input).value.strip()))
+
+    def show_error(self, message: str) -> None:
+        """Say why creating, joining or resuming failed."""
+        self.query_one("#error", Plain).update(message)

@@ -1,0 +1,174 @@
+"""Crafted table views shared by the client's tests: a four-seat view for the word tests
+(:func:`make_view`, :func:`summary_view`), the views the app is shown without a cluster
+(:func:`crafted`) and the 80 x 24 screens' views with long names (:func:`view_of`,
+:func:`crowded`, :func:`finished`); and the pattern of a rule id, never shown on screen."""
+
+from __future__ import annotations
+
+import re
+
+from dominos.v1 import game_pb2
+
+from services.client.api import SeatCredentials
+
+RULE_ID = re.compile(r"\([RSD]\d+\)")
+
+NAMES = ("Ann", "Bob", "Cid", "Dee")
+
+SMALL = (80, 24)
+
+LONG_NAMES = ("Ana", "Benoît-Alexandre Dupont", "Chloé-Marguerite", "Éric de la Fontaine")
+
+TABLE_WIDGETS = (
+    "header", "north", "west", "east", "chain", "ends", "south", "hand", "turn", "pass",
+    "message", "last-action", "keys",
+)  # fmt: skip
+
+SEAT = SeatCredentials("t" * 22, 0, "token")
+
+
+def make_view(**fields: object) -> game_pb2.TableView:
+    """A four-seat view for seat 0 (Ann, host) in PHASE_PLAYING, with ``fields`` set."""
+    view = game_pb2.TableView(
+        table_id="t1",
+        version=7,
+        phase=game_pb2.PHASE_PLAYING,
+        target=150,
+        your_seat=0,
+        round_number=2,
+        opener_seat=1,
+    )
+    for seat, name in enumerate(NAMES):
+        view.seats.add(
+            seat=seat,
+            occupied=True,
+            name=name,
+            team=game_pb2.TEAM_A if seat % 2 == 0 else game_pb2.TEAM_B,
+            host=seat == 0,
+            tile_count=5,
+            connected=True,
+        )
+    for name, value in fields.items():
+        if name == "passes":
+            for seat, numbers in value.items():  # type: ignore[attr-defined]
+                view.seats[seat].passed_on.extend(numbers)
+        else:
+            setattr(view, name, value)
+    return view
+
+
+def summary_view(
+    outcome: int, scoring: int, points: int, a_pips: int, b_pips: int, **extra: object
+) -> game_pb2.TableView:
+    view = make_view(phase=game_pb2.PHASE_ROUND_OVER, score_team_a=40, score_team_b=25)
+    view.last_round.CopyFrom(
+        game_pb2.RoundSummary(
+            round_number=2,
+            outcome=outcome,  # type: ignore[arg-type]
+            scoring_team=scoring,  # type: ignore[arg-type]
+            points=points,
+            team_a_pips=a_pips,
+            team_b_pips=b_pips,
+            tie_rule_applied=outcome == game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
+            opener_seat=1,
+            **extra,  # type: ignore[arg-type]
+        )
+    )
+    return view
+
+
+def crafted(phase: int, **fields: object) -> game_pb2.TableView:
+    view = game_pb2.TableView(
+        table_id="t",
+        version=3,
+        phase=phase,  # type: ignore[arg-type]
+        target=100,
+        your_seat=0,
+        round_number=4,
+        opener_seat=3,
+        server_time_ms=1_000_000,
+        turn_deadline_ms=1_012_000,
+    )
+    for seat, name in enumerate(("Ann", "Bob", "Cid", "Dee")):
+        view.seats.add(
+            seat=seat, occupied=True, name=name, host=seat == 0, tile_count=3, connected=True
+        )
+    for name, value in fields.items():
+        setattr(view, name, value)
+    return view
+
+
+def view_of(phase: int, your_seat: int = 0, **fields: object) -> game_pb2.TableView:
+    view = game_pb2.TableView(
+        table_id="t",
+        version=fields.pop("version", 3),  # type: ignore[arg-type]
+        phase=phase,  # type: ignore[arg-type]
+        target=500,
+        your_seat=your_seat,
+        round_number=12,
+        opener_seat=3,
+        server_time_ms=1_000_000,
+        turn_deadline_ms=1_030_000,
+        score_team_a=485,
+        score_team_b=470,
+    )
+    for seat, name in enumerate(LONG_NAMES):
+        view.seats.add(
+            seat=seat, occupied=True, name=name, host=seat == 0, tile_count=7, connected=True
+        )
+    for name, value in fields.items():
+        setattr(view, name, value)
+    return view
+
+
+def crowded(turn_seat: int = 0, version: int = 3) -> game_pb2.TableView:
+    """A long chain with every double, a full hand, passes on every side, someone away."""
+    view = view_of(game_pb2.PHASE_PLAYING, turn_seat=turn_seat, version=version)
+    chain = [
+        (5, 5), (5, 3), (3, 3), (3, 6), (6, 6), (6, 1), (1, 1), (1, 4), (4, 4), (4, 2),
+        (2, 2), (2, 0), (0, 0), (0, 6), (6, 5), (5, 1), (1, 3), (3, 4), (4, 6), (6, 2), (2, 5),
+    ]  # fmt: skip
+    for left, right in chain:
+        view.chain.add(left=left, right=right, seat=1)
+    view.left_end, view.right_end = 5, 5
+    for low, high in ((0, 1), (0, 2), (1, 2), (3, 5), (4, 5), (0, 3), (2, 6)):
+        view.hand.add(low=low, high=high)
+    if turn_seat == 0:
+        view.legal_moves.add(tile=game_pb2.Tile(low=3, high=5), end=game_pb2.END_LEFT)
+        view.legal_moves.add(tile=game_pb2.Tile(low=4, high=5), end=game_pb2.END_RIGHT)
+    for seat, numbers in ((1, [2, 4, 5, 6]), (2, [1, 3, 6]), (3, [0, 1, 2, 3, 4])):
+        view.seats[seat].passed_on.extend(numbers)
+        view.seats[seat].tile_count = 3
+    view.seats[3].connected = False
+    view.last_action.kind = game_pb2.ACTION_KIND_PLAYED
+    view.last_action.seat = 3
+    view.last_action.auto_play = game_pb2.AUTO_PLAY_CAUSE_AWAY
+    view.last_action.move.tile.low, view.last_action.move.tile.high = 2, 5
+    view.last_action.move.end = game_pb2.END_RIGHT
+    return view
+
+
+def finished(version: int = 9) -> game_pb2.TableView:
+    view = view_of(game_pb2.PHASE_FINISHED, version=version, winner=game_pb2.TEAM_A)
+    view.score_team_a = 512
+    lost = [(4, 6), (5, 6), (1, 5)]
+    hands = [
+        game_pb2.RevealedHand(
+            seat=s,
+            points=27 if s % 2 else 0,
+            tiles=[game_pb2.Tile(low=a, high=b) for a, b in lost] if s % 2 else [],
+        )
+        for s in range(4)
+    ]
+    view.last_round.CopyFrom(
+        game_pb2.RoundSummary(
+            round_number=12,
+            outcome=game_pb2.ROUND_OUTCOME_DOMINO,
+            scoring_team=game_pb2.TEAM_A,
+            points=27,
+            domino_seat=2,
+            opener_seat=3,
+            hands=hands,
+        )
+    )
+    return view
