@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# One image for the three services of the Dominos cluster. The service is chosen by the
+# One image for the three services of the Dominos cluster (and the web client's files). The service is chosen by the
 # argument of `python -m`: `services.table`, `services.timer` or `services.gateway` (the
 # default). The Kubernetes manifests in deploy/k8s/ set it per Deployment.
 #
@@ -13,6 +13,18 @@
 #   docker buildx imagetools inspect python:3.11.7-slim-bookworm --format '{{json .Manifest.Digest}}'
 #   FROM python:3.11.7-slim-bookworm@sha256:<that digest> AS builder
 # and let Renovate or Dependabot (docker ecosystem) keep tag and digest current.
+
+# The browser client (clients/web), built into static files that the gateway's web edge
+# serves (DOMINOS_WEB_ROOT=/app/clients/web/dist in the manifests). buf and the code
+# generator come from its npm devDependencies; nothing of Node reaches the runtime image.
+FROM node:20.20.2-bookworm-slim AS web
+
+WORKDIR /src/clients/web
+COPY protos/ /src/protos/
+COPY clients/web/package.json clients/web/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY clients/web/ ./
+RUN npm run build
 
 FROM python:3.11.7-slim-bookworm AS builder
 
@@ -49,12 +61,14 @@ RUN groupadd --system --gid 10001 dominos \
       --shell /usr/sbin/nologin dominos
 
 COPY --from=builder /opt/venv /opt/venv
+COPY --from=web /src/clients/web/dist /app/clients/web/dist
 
 USER 10001:10001
 WORKDIR /app
 
-# gRPC (DOMINOS_GRPC_PORT) and Prometheus /metrics (DOMINOS_METRICS_PORT), their defaults.
-EXPOSE 50051 9100
+# gRPC (DOMINOS_GRPC_PORT) and Prometheus /metrics (DOMINOS_METRICS_PORT), their defaults;
+# the gateway's web edge (DOMINOS_WEB_PORT, off by default, 8080 in the manifests).
+EXPOSE 50051 9100 8080
 
 ENTRYPOINT ["python", "-m"]
 CMD ["services.gateway"]

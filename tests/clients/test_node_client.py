@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from testing.cluster import ProcessCluster, clock_env
+from testing.npm import npm_test
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "node"
@@ -112,17 +113,7 @@ def test_node_client_plays_a_game(
         "DOMINOS_GAME_TIMEOUT_MS": str(GAME_TIMEOUT_S * 1000),
         "NO_COLOR": "1",
     }
-    result = subprocess.run(
-        [npm, "test"],
-        cwd=CLIENT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=NPM_TEST_TIMEOUT_S,
-        check=False,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"npm test failed (exit {result.returncode}):\n{output}"
+    output = npm_test(npm, CLIENT, env, NPM_TEST_TIMEOUT_S)
     # node:test's closing lines (spec reporter): "<info sign> pass 20", "<info sign> fail 0"; a
     # failed hook counts its tests as cancelled, not failed.
     assert re.search(r"^\S+ fail 0$", output, re.MULTILINE), output

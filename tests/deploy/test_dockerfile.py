@@ -30,6 +30,9 @@ from .conftest import ROOT
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 BASE_IMAGE = re.compile(r"^python:(3\.\d+\.\d+)-slim-bookworm(@sha256:[0-9a-f]{64})?$")
+NODE_IMAGE = re.compile(r"^node:(\d+\.\d+\.\d+)-bookworm-slim(@sha256:[0-9a-f]{64})?$")
+#: The web edge's port in the manifests (DOMINOS_WEB_PORT; off by default).
+WEB_PORT = 8080
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,9 @@ def values(stage: list[dict[str, Any]], name: str) -> list[str]:
 
 def test_multi_stage_build_on_a_pinned_base_image(instructions: list[dict[str, Any]]) -> None:
     froms = [i["value"].split() for i in instructions if i["instruction"] == "FROM"]
-    assert [f[-1] for f in froms] == ["builder", "runtime"]
+    assert [f[-1] for f in froms] == ["web", "builder", "runtime"]
+    assert NODE_IMAGE.match(froms[0][0]), f"web stage not pinned to a patch release: {froms[0]}"
+    froms = froms[1:]  # the Python stages
     for words in froms:
         assert BASE_IMAGE.match(words[0]), f"base image not pinned to a patch release: {words[0]}"
     assert len({words[0] for words in froms}) == 1, "both stages share the base (venv symlinks)"
@@ -68,7 +73,7 @@ def test_multi_stage_build_on_a_pinned_base_image(instructions: list[dict[str, A
 def test_builder_installs_the_project_with_its_proto_sources(
     instructions: list[dict[str, Any]],
 ) -> None:
-    builder = stages(instructions)[0]
+    builder = stages(instructions)[1]
     copied = " ".join(values(builder, "COPY"))
     for needed in ("pyproject.toml", "setup.py", "README.md", "tools/", "protos/", "services/"):
         assert needed in copied, f"the builder stage does not copy {needed}"
@@ -80,6 +85,8 @@ def test_runtime_stage_copies_the_venv_and_runs_unprivileged(
 ) -> None:
     runtime = stages(instructions)[-1]
     assert "--from=builder /opt/venv /opt/venv" in values(runtime, "COPY")
+    # The web client's files, where the manifests' DOMINOS_WEB_ROOT points.
+    assert "--from=web /src/clients/web/dist /app/clients/web/dist" in values(runtime, "COPY")
     users = values(runtime, "USER")
     assert users and users[-1].split(":")[0] == "10001"
     user_at = max(i for i, ins in enumerate(runtime) if ins["instruction"] == "USER")
@@ -88,7 +95,17 @@ def test_runtime_stage_copies_the_venv_and_runs_unprivileged(
     assert json.loads(values(runtime, "CMD")[-1]) == ["services.gateway"]
     exposed = {int(p) for v in values(runtime, "EXPOSE") for p in v.split()}
     defaults = Settings()
-    assert exposed == {defaults.grpc_port, defaults.metrics_port}
+    assert exposed == {defaults.grpc_port, defaults.metrics_port, WEB_PORT}
+
+
+def test_the_web_stage_builds_the_client_from_its_lock_file(
+    instructions: list[dict[str, Any]],
+) -> None:
+    web = stages(instructions)[0]
+    runs = values(web, "RUN")
+    assert any("npm ci" in run for run in runs) and any("npm run build" in run for run in runs)
+    copied = " ".join(values(web, "COPY"))
+    assert "protos/" in copied and "clients/web/package-lock.json" in copied
 
 
 def test_no_remote_add_no_latest_no_secrets(instructions: list[dict[str, Any]]) -> None:
@@ -139,10 +156,12 @@ def ignored(relative: str) -> bool:
 
 
 def build_context() -> list[Path]:
-    """The files Docker sends as build context (top-level folders pruned when ignored)."""
+    """The files Docker sends as build context (top-level folders pruned when ignored and no
+    exception reopens a path inside them)."""
     files = []
+    reopened = {p.split("/")[0] for negated, p in _dockerignore_patterns() if negated}
     for top in sorted(ROOT.iterdir()):
-        if ignored(top.name):
+        if ignored(top.name) and top.name not in reopened:
             continue
         if top.is_file():
             files.append(top)
@@ -168,7 +187,19 @@ def test_build_context_is_what_the_image_needs() -> None:
         assert needed in context
     assert any(p.startswith("protos/dominos/v1/") and p.endswith(".proto") for p in context)
     assert "services/table/__main__.py" in context
-    for left_out in ("tests/", ".venv/", "gen/", "deploy/", "bench/", ".git/"):
+    assert "clients/web/package-lock.json" in context and "clients/web/src/app.ts" in context
+    for left_out in (
+        "tests/",
+        ".venv/",
+        "gen/",
+        "deploy/",
+        "bench/",
+        ".git/",
+        "clients/node/",
+        "clients/web/node_modules/",
+        "clients/web/dist/",
+        "clients/web/src/gen/",
+    ):
         assert not any(p.startswith(left_out) for p in context), left_out
     assert not any("__pycache__" in p for p in context)
 

@@ -1,0 +1,512 @@
+// Every word the browser client shows, in French (the default) and English. Pure functions
+// of their arguments: no DOM, no clock, so they are unit-tested (test/texts.test.ts).
+//
+// - Numbers are said as dominoes players say them: 0 is « blanc » / "blank".
+// - French elides « de » and « le/la » before a vowel: « au tour d'Ana », « de Ben »,
+//   « l'équipe A ».
+// - Passes (R10) read « A passé sur cinq et deux »: highest number first.
+// - Refusals are turned into sentences from their machine-readable reason
+//   (`google.rpc.ErrorInfo.reason`), never from the server's message; rule ids never appear.
+// - Names, codes and server texts are inserted as they are: callers put every string in the
+//   DOM with `textContent`, never as markup.
+
+export type Lang = "fr" | "en";
+export const LANGS: readonly Lang[] = ["fr", "en"];
+
+type Entry = Readonly<Record<Lang, string>>;
+
+const UI = {
+  title: { fr: "Dominos", en: "Dominos" },
+  tagline: {
+    fr: "Quatre joueurs, deux équipes, 28 dominos.",
+    en: "Four players, two teams, 28 tiles.",
+  },
+  language: { fr: "English", en: "Français" },
+  yourName: { fr: "Votre nom", en: "Your name" },
+  create: { fr: "Créer une table", en: "Create a table" },
+  code: { fr: "Code d'invitation", en: "Invitation code" },
+  join: { fr: "Rejoindre", en: "Join" },
+  resumeTitle: { fr: "Vos tables en cours", en: "Your tables in progress" },
+  resume: { fr: "Reprendre", en: "Resume" },
+  lobbyTitle: { fr: "Salle d'attente", en: "Lobby" },
+  shareCode: {
+    fr: "Donnez ce code aux trois autres joueurs :",
+    en: "Give this code to the three other players:",
+  },
+  target: { fr: "Objectif", en: "Target" },
+  targetPoints: { fr: "{n} points", en: "{n} points" },
+  start: { fr: "Lancer la partie", en: "Start the game" },
+  leave: { fr: "Quitter la table", en: "Leave the table" },
+  needFour: {
+    fr: "Il faut quatre joueurs assis pour lancer la partie : {n} sur 4 pour l'instant.",
+    en: "Four seated players are needed to start: {n} of 4 so far.",
+  },
+  readyHost: {
+    fr: "Les quatre joueurs sont là : vous pouvez lancer la partie.",
+    en: "All four players are here: you can start the game.",
+  },
+  waitHost: {
+    fr: "{host} lancera la partie quand vous serez quatre.",
+    en: "{host} will start the game once four are seated.",
+  },
+  emptySeat: { fr: "place libre", en: "empty seat" },
+  host: { fr: "hôte", en: "host" },
+  you: { fr: "vous", en: "you" },
+  away: { fr: "absent", en: "away" },
+  connected: { fr: "connecté", en: "connected" },
+  partner: { fr: "partenaire", en: "partner" },
+  opponent: { fr: "adversaire", en: "opponent" },
+  round: { fr: "Manche {n}", en: "Round {n}" },
+  score: { fr: "Score", en: "Score" },
+  hand: { fr: "Votre main", en: "Your hand" },
+  emptyChain: {
+    fr: "La table est vide : le premier domino peut être n'importe lequel.",
+    en: "The table is empty: the first tile may be any tile.",
+  },
+  yourTurn: { fr: "À vous de jouer", en: "Your turn" },
+  pass: { fr: "Passer", en: "Pass" },
+  mustPass: {
+    fr: "Aucun de vos dominos ne va : vous devez passer.",
+    en: "None of your tiles fits: you must pass.",
+  },
+  pickTile: {
+    fr: "Cliquez sur un domino en surbrillance pour le poser.",
+    en: "Click a highlighted tile to lay it.",
+  },
+  pickEnd: {
+    fr: "Ce domino va des deux côtés : où le poser ?",
+    en: "This tile fits both ends: where should it go?",
+  },
+  onLeft: { fr: "À gauche (sur le {n})", en: "On the left (on the {n})" },
+  onRight: { fr: "À droite (sur le {n})", en: "On the right (on the {n})" },
+  cancel: { fr: "Annuler", en: "Cancel" },
+  movesTitle: { fr: "Coups de la manche", en: "This round's moves" },
+  noMoves: { fr: "Aucun coup pour l'instant.", en: "No move yet." },
+  roundsTitle: { fr: "Manches jouées", en: "Rounds played" },
+  noRounds: { fr: "Aucune manche terminée.", en: "No round finished yet." },
+  nextRound: { fr: "Manche suivante dans {time}.", en: "Next round in {time}." },
+  gameOver: { fr: "Partie terminée", en: "Game over" },
+  newGame: { fr: "Retour à l'accueil", en: "Back to the start" },
+  closed: {
+    fr: "L'hôte a quitté la table : elle est fermée.",
+    en: "The host left the table: it is closed.",
+  },
+  reconnecting: {
+    fr: "Connexion perdue, nouvel essai dans {s} s…",
+    en: "Connection lost, retrying in {s} s…",
+  },
+  replaced: {
+    fr: "Cette table est ouverte dans un autre onglet : celui-ci ne reçoit plus rien. Rechargez la page pour jouer ici.",
+    en: "This table is open in another tab: this one no longer receives anything. Reload the page to play here.",
+  },
+  forgotten: {
+    fr: "Cette place n'est plus la vôtre : retour à l'accueil.",
+    en: "This seat is no longer yours: back to the start.",
+  },
+  handsLeft: { fr: "Mains restantes", en: "Hands left" },
+  tiles: { fr: "{n} domino{s}", en: "{n} tile{s}" },
+  working: { fr: "Un instant…", en: "One moment…" },
+} as const satisfies Record<string, Entry>;
+
+export type UiKey = keyof typeof UI;
+
+/** The interface string `key` in `lang`, `{name}` placeholders replaced by `values`. */
+export function t(key: UiKey, lang: Lang, values: Record<string, string | number> = {}): string {
+  return fill(UI[key][lang], values);
+}
+
+function fill(text: string, values: Record<string, string | number>): string {
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    name in values ? String(values[name]) : whole,
+  );
+}
+
+const NUMBERS: Record<Lang, readonly string[]> = {
+  fr: ["blanc", "un", "deux", "trois", "quatre", "cinq", "six"],
+  en: ["blank", "one", "two", "three", "four", "five", "six"],
+};
+
+/** A domino number in words: 5 → « cinq » / "five"; 0 is « blanc » / "blank". */
+export function numberWord(n: number, lang: Lang): string {
+  return NUMBERS[lang][n] ?? String(n);
+}
+
+/** ["a","b","c"] → « a, b et c » / "a, b and c". */
+export function joinWords(words: readonly string[], lang: Lang): string {
+  if (words.length <= 1) return words[0] ?? "";
+  const last = words[words.length - 1] ?? "";
+  return `${words.slice(0, -1).join(", ")}${lang === "fr" ? " et " : " and "}${last}`;
+}
+
+const VOWEL_START = /^[aeiouyàâäéèêëîïôöùûüÿæœ]/i;
+
+/** Whether French elides before `word` (« d'Ana », « l'équipe »): a vowel or a silent
+ * vowel-like letter first. An h is not elided (names such as Hugo keep « de »). */
+export function startsWithVowel(word: string): boolean {
+  return VOWEL_START.test(word.normalize("NFC").trimStart());
+}
+
+/** French « de » before `word`, elided before a vowel: « de Ben », « d'Ana ». */
+export function deName(word: string): string {
+  return startsWithVowel(word) ? `d'${word}` : `de ${word}`;
+}
+
+/** « 1 domino », « 2 dominos » / "1 tile", "2 tiles" (French: plural from 2). */
+export function tilesCount(n: number, lang: Lang): string {
+  const plural = lang === "fr" ? n > 1 : n !== 1;
+  return t("tiles", lang, { n, s: plural ? "s" : "" });
+}
+
+/** « 1 point », « 12 points ». */
+export function points(n: number, lang: Lang): string {
+  const plural = lang === "fr" ? n > 1 : n !== 1;
+  return `${n} point${plural ? "s" : ""}`;
+}
+
+/** What a seat passed on this round (R10), highest first: [2, 5] → « A passé sur cinq et
+ * deux » / "Passed on five and two"; "" when it has not passed. */
+export function passesText(passedOn: readonly number[], lang: Lang): string {
+  const numbers = [...new Set(passedOn)].sort((a, b) => b - a);
+  if (numbers.length === 0) return "";
+  const words = joinWords(
+    numbers.map((n) => numberWord(n, lang)),
+    lang,
+  );
+  return lang === "fr" ? `A passé sur ${words}` : `Passed on ${words}`;
+}
+
+/** « équipe A » / "team A"; capitalised on request. */
+export function teamLabel(team: "A" | "B", lang: Lang, capital = false): string {
+  const word = lang === "fr" ? "équipe" : "team";
+  return `${capital ? word[0]!.toUpperCase() + word.slice(1) : word} ${team}`;
+}
+
+/** « l'équipe A » / "team A": the team as a subject in a sentence. */
+export function theTeam(team: "A" | "B", lang: Lang): string {
+  return lang === "fr" ? `l'équipe ${team}` : `team ${team}`;
+}
+
+/** Whose turn: « À vous de jouer » / « Au tour d'Ana » / "Ben's turn". */
+export function turnText(name: string | null, lang: Lang): string {
+  if (name === null) return t("yourTurn", lang);
+  return lang === "fr" ? `Au tour ${deName(name)}` : `${name}'s turn`;
+}
+
+/** Whole seconds rounded up ("0 s" means over); a minute or more as m:ss. */
+export function countdown(seconds: number): string {
+  const whole = Math.max(0, Math.ceil(seconds - 1e-9));
+  if (whole >= 60) return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+  return `${whole} s`;
+}
+
+/** An invitation code as read out: two groups of five (ABCDE-23456). */
+export function codeText(code: string): string {
+  return /^[A-Za-z0-9]{10}$/.test(code) ? `${code.slice(0, 5)}-${code.slice(5)}` : code;
+}
+
+/** An invitation code as typed, for the server and as a storage key: spaces and dashes
+ * dropped, upper case (the server ignores both, S1). */
+export function normaliseCode(typed: string): string {
+  return typed.replace(/[\s-]+/g, "").toUpperCase();
+}
+
+/** A tile as players say it: « trois-six », a double « double six » / "three-six",
+ * "double six" (also the accessible label of a drawn tile). */
+export function tileWords(a: number, b: number, lang: Lang): string {
+  if (a === b) return `double ${numberWord(a, lang)}`;
+  return `${numberWord(a, lang)}-${numberWord(b, lang)}`;
+}
+
+// -- moves of the round ------------------------------------------------------------------
+
+/** One line of the round's log: « Ana a posé six-trois à gauche », « Ben a passé sur cinq
+ * et deux », with « (jeu automatique) » when the table played for the seat (R11). */
+export function moveText(
+  move:
+    | { kind: "played"; name: string; low: number; high: number; end: "left" | "right" | "first"; auto: "" | "timeout" | "away" }
+    | { kind: "passed"; name: string; passedOn: readonly number[]; auto: "" | "timeout" | "away" },
+  lang: Lang,
+): string {
+  const auto =
+    move.auto === ""
+      ? ""
+      : lang === "fr"
+        ? move.auto === "away"
+          ? " (absent : joué par la table)"
+          : " (temps écoulé : joué par la table)"
+        : move.auto === "away"
+          ? " (away: played by the table)"
+          : " (time out: played by the table)";
+  if (move.kind === "passed") {
+    const on = passesText(move.passedOn, lang);
+    if (lang === "fr") return `${move.name} ${on ? on.replace(/^A/, "a") : "a passé"}${auto}`;
+    return `${move.name} ${on ? on.replace(/^P/, "p") : "passed"}${auto}`;
+  }
+  const tile = tileWords(move.low, move.high, lang);
+  if (lang === "fr") {
+    const where = move.end === "first" ? " pour ouvrir" : move.end === "left" ? " à gauche" : " à droite";
+    return `${move.name} a posé ${tile}${where}${auto}`;
+  }
+  const where = move.end === "first" ? " to open" : move.end === "left" ? " on the left" : " on the right";
+  return `${move.name} laid ${tile}${where}${auto}`;
+}
+
+// -- round summaries -----------------------------------------------------------------------
+
+export interface SummaryInput {
+  roundNumber: number;
+  outcome: "domino" | "blocked" | "tie" | "unknown";
+  scoringTeam: "A" | "B";
+  points: number;
+  dominoName: string | null;
+  dominoTeam: "A" | "B" | null;
+  teamAPips: number;
+  teamBPips: number;
+  /** The two opponents of the domino's team, with their points (DOMINO only). */
+  opponents: readonly { name: string; points: number }[];
+}
+
+/** How the round ended and why the scoring team scored (R12-R15), the tie rule spelt out. */
+export function summaryLines(s: SummaryInput, lang: Lang): string[] {
+  const fr = lang === "fr";
+  const pts = points(s.points, lang);
+  const scorer = theTeam(s.scoringTeam, lang);
+  if (s.outcome === "domino") {
+    const who = `${s.dominoName ?? "?"} (${teamLabel(s.dominoTeam ?? s.scoringTeam, lang)})`;
+    const detail = s.opponents.map((o) => `${o.name} ${o.points}`).join(" + ");
+    return fr
+      ? [
+          `Manche ${s.roundNumber} : domino ! ${who} a posé son dernier domino.`,
+          `${capitalise(scorer)} marque ${pts} : ce qui reste dans les mains des deux adversaires (${detail}). La main du partenaire ne compte pas.`,
+        ]
+      : [
+          `Round ${s.roundNumber}: domino! ${who} laid their last tile.`,
+          `${capitalise(scorer)} scores ${pts}: what is left in both opponents' hands (${detail}). The partner's tiles do not count.`,
+        ];
+  }
+  if (s.outcome === "tie") {
+    return fr
+      ? [
+          `Manche ${s.roundNumber} : bloquée, les quatre joueurs ont passé l'un après l'autre, égalité parfaite.`,
+          `Chaque équipe a ${points(s.teamAPips, lang)} en main : la manche revient à l'équipe qui a posé le dernier domino, ${scorer}, qui marque le total de l'autre équipe : ${pts}.`,
+        ]
+      : [
+          `Round ${s.roundNumber}: blocked, the four players passed one after another, a perfect tie.`,
+          `Each team holds ${points(s.teamAPips, lang)}: the round goes to the team that laid the last tile, ${scorer}, which scores the other team's total: ${pts}.`,
+        ];
+  }
+  return fr
+    ? [
+        `Manche ${s.roundNumber} : bloquée, les quatre joueurs ont passé l'un après l'autre.`,
+        `Points en main : équipe A ${s.teamAPips}, équipe B ${s.teamBPips}. L'équipe la plus légère, ${scorer}, marque le total de l'autre : ${pts}.`,
+      ]
+    : [
+        `Round ${s.roundNumber}: blocked, the four players passed one after another.`,
+        `Points in hand: team A ${s.teamAPips}, team B ${s.teamBPips}. The lighter team, ${scorer}, scores the other team's total: ${pts}.`,
+      ];
+}
+
+/** One line per finished round in the scores panel: « Manche 2 · équipe B +17 ». */
+export function roundScoreLine(roundNumber: number, team: "A" | "B", pts: number, lang: Lang): string {
+  return `${t("round", lang, { n: roundNumber })} · ${teamLabel(team, lang)} +${pts}`;
+}
+
+/** The end of the game (R17): « L'équipe A (Ana et Chloé) gagne 68 à 29. » */
+export function winnerText(
+  team: "A" | "B",
+  members: readonly string[],
+  scoreWinner: number,
+  scoreLoser: number,
+  youWon: boolean,
+  lang: Lang,
+): string {
+  const who = `${capitalise(theTeam(team, lang))} (${joinWords(members, lang)})`;
+  const head =
+    lang === "fr"
+      ? `${who} gagne ${scoreWinner} à ${scoreLoser}.`
+      : `${who} wins ${scoreWinner} to ${scoreLoser}.`;
+  const tail =
+    lang === "fr"
+      ? youWon
+        ? " Bravo, vous avez gagné !"
+        : " Vous ferez mieux la prochaine fois."
+      : youWon
+        ? " Well done, you won!"
+        : " Better luck next time.";
+  return head + tail;
+}
+
+function capitalise(text: string): string {
+  return text.length === 0 ? text : text[0]!.toUpperCase() + text.slice(1);
+}
+
+// -- refusals --------------------------------------------------------------------------------
+
+const REASONS: Readonly<Record<string, Entry>> = {
+  REQUEST_ID_MALFORMED: {
+    fr: "La demande n'a pas pu être envoyée correctement. Rechargez la page.",
+    en: "The request could not be sent properly. Reload the page.",
+  },
+  NAME_INVALID: {
+    fr: "Un nom a de 1 à 24 caractères, dont au moins un visible.",
+    en: "A name has 1 to 24 characters, at least one of them visible.",
+  },
+  TARGET_INVALID: {
+    fr: "L'objectif va de 50 à 500 points, par pas de 50.",
+    en: "The target is 50 to 500 points, in steps of 50.",
+  },
+  TILE_MALFORMED: {
+    fr: "Ce domino n'existe pas.",
+    en: "That tile does not exist.",
+  },
+  END_MALFORMED: {
+    fr: "Choisissez le bout gauche ou le bout droit.",
+    en: "Choose the left end or the right end.",
+  },
+  ID_MALFORMED: {
+    fr: "Ce code d'invitation est mal tapé : il a 10 caractères.",
+    en: "That invitation code is mistyped: it has 10 characters.",
+  },
+  TOKEN_MISSING: {
+    fr: "Votre place n'a pas pu être vérifiée. Rechargez la page.",
+    en: "Your seat could not be checked. Reload the page.",
+  },
+  TOKEN_INVALID: {
+    fr: "Cette place n'est plus la vôtre (vous l'avez quittée, ou la table a été fermée).",
+    en: "This seat is no longer yours (you left it, or the table was closed).",
+  },
+  NOT_HOST: {
+    fr: "Seul l'hôte peut faire cela.",
+    en: "Only the host can do that.",
+  },
+  NAME_TAKEN: {
+    fr: "Ce nom ressemble trop à celui d'un joueur déjà assis : choisissez-en un autre.",
+    en: "That name looks like the name of a player already seated: choose another one.",
+  },
+  TABLE_NOT_FOUND: {
+    fr: "Cette table n'existe plus.",
+    en: "This table no longer exists.",
+  },
+  CODE_NOT_FOUND: {
+    fr: "Aucune table n'a ce code d'invitation. Vérifiez-le.",
+    en: "No table has this invitation code. Check it.",
+  },
+  TABLE_FULL: {
+    fr: "Cette table a déjà quatre joueurs.",
+    en: "This table already has four players.",
+  },
+  GAME_ALREADY_STARTED: {
+    fr: "La partie a déjà commencé.",
+    en: "The game has already started.",
+  },
+  NOT_ENOUGH_PLAYERS: {
+    fr: "Il faut quatre joueurs assis pour lancer la partie.",
+    en: "Four seated players are needed to start the game.",
+  },
+  ROUND_NOT_IN_PLAY: {
+    fr: "Aucune manche n'est en cours : attendez la suivante.",
+    en: "No round is being played: wait for the next one.",
+  },
+  NOT_YOUR_TURN: {
+    fr: "Ce n'est pas votre tour.",
+    en: "It is not your turn.",
+  },
+  TILE_NOT_IN_HAND: {
+    fr: "Ce domino n'est plus dans votre main.",
+    en: "That tile is no longer in your hand.",
+  },
+  TILE_DOES_NOT_FIT: {
+    fr: "Ce domino ne va pas sur ce bout.",
+    en: "That tile does not fit that end.",
+  },
+  MUST_PLAY: {
+    fr: "Vous avez un domino qui va : on ne passe que si rien ne va.",
+    en: "One of your tiles fits: you may pass only when nothing fits.",
+  },
+  GAME_OVER: {
+    fr: "La partie est terminée.",
+    en: "The game is over.",
+  },
+  VERSION_CONFLICT: {
+    fr: "La table a changé entre-temps : regardez à nouveau et rejouez.",
+    en: "The table changed meanwhile: look again and play again.",
+  },
+  REQUEST_ID_REUSED: {
+    fr: "Cette demande a déjà servi : réessayez.",
+    en: "That request was already used: try again.",
+  },
+  STREAM_REPLACED: UI.replaced,
+  RATE_LIMITED: {
+    fr: "Trop de demandes : attendez un peu.",
+    en: "Too many requests: wait a little.",
+  },
+  UNAVAILABLE: {
+    fr: "Le service est momentanément indisponible : nouvel essai…",
+    en: "The service is briefly unavailable: retrying…",
+  },
+};
+
+const LIMITS: Readonly<Record<string, Entry>> = {
+  creates_per_address: {
+    fr: "Vous avez créé beaucoup de tables : attendez un peu avant d'en créer une autre.",
+    en: "You created many tables: wait a little before creating another one.",
+  },
+  creates_per_second: {
+    fr: "Le service est très demandé : réessayez dans un instant.",
+    en: "The service is busy: try again in a moment.",
+  },
+  lobbies_per_address: {
+    fr: "Vous avez trop de tables en attente : lancez-en ou quittez-en une d'abord.",
+    en: "You have too many tables waiting: start or leave one first.",
+  },
+  join_failures_per_connection: {
+    fr: "Trop de codes erronés : vérifiez le code et attendez un peu.",
+    en: "Too many wrong codes: check the code and wait a little.",
+  },
+  join_failures_per_address: {
+    fr: "Trop de codes erronés : vérifiez le code et attendez un peu.",
+    en: "Too many wrong codes: check the code and wait a little.",
+  },
+  lobby_changes: {
+    fr: "Cette table change trop vite : attendez un instant.",
+    en: "This table is changing too fast: wait a moment.",
+  },
+};
+
+const GENERIC: Readonly<Record<string, Entry>> = {
+  network: {
+    fr: "Le serveur ne répond pas. Vérifiez votre connexion et réessayez.",
+    en: "The server does not answer. Check your connection and try again.",
+  },
+  unknown: {
+    fr: "Une erreur inattendue s'est produite. Réessayez.",
+    en: "An unexpected error happened. Try again.",
+  },
+};
+
+/** The sentence for a refusal: by its reason (and `limit` for RATE_LIMITED), else by its
+ * kind; a wait in seconds is added when the server asked for one. Never shows rule ids or
+ * the server's message. */
+export function reasonSentence(
+  reason: string | null,
+  lang: Lang,
+  extra: { limit?: string | null; retrySeconds?: number | null; network?: boolean } = {},
+): string {
+  let sentence: string;
+  if (reason === "RATE_LIMITED") {
+    sentence = (LIMITS[extra.limit ?? ""] ?? REASONS.RATE_LIMITED!)[lang];
+  } else if (reason !== null && reason in REASONS) {
+    sentence = REASONS[reason]![lang];
+  } else {
+    sentence = (extra.network ? GENERIC.network! : GENERIC.unknown!)[lang];
+  }
+  const wait = extra.retrySeconds;
+  if (wait !== null && wait !== undefined && wait > 0 && reason === "RATE_LIMITED") {
+    const s = Math.ceil(wait);
+    sentence += lang === "fr" ? ` (encore ${s} s)` : ` (${s} s to go)`;
+  }
+  return sentence;
+}
+
+/** Every reason with a sentence (tests check the contract's reasons are all covered). */
+export const REASONS_WITH_SENTENCES: readonly string[] = Object.keys(REASONS);

@@ -1,0 +1,459 @@
+"""The browser client (``clients/web``, issue 18 items 4-5) in a real browser: Debian's
+Chromium driven by Playwright, against a real cluster whose gateway serves the built client
+(``clients/web/dist``) and the API over Connect on its web port.
+
+Four browser contexts (four players, each with its own storage) go through the whole product
+by clicking: the host creates a table, the three others join with the invitation code shown
+in the lobby, the host sets the target to 50 and starts, and the four play the game to its
+end, legal tiles only (a tile that fits both ends is laid on the end picked in the end
+chooser; Pass when the page offers it). One player reloads the page mid-round and must be
+back in its seat with the same hand, then plays on. All four must reach the game-over screen.
+
+No page may ever receive a tile it should not see (S6): an init script tees every response
+of the API the page receives (the raw Connect bytes, streams included) and the test decodes
+them with the Python stubs and checks each view as the other end-to-end tests do
+(:func:`testing.players.check_view`), hands of different seats never overlap at one version,
+and every hand the page showed (its DOM) is exactly the hand its seat received.
+
+Screenshots of the table mid-round (``web-table.png``: the player to act; ``web-table-host.png``)
+are saved under ``$DOMINOS_ARTEFACTS`` (default: the temporary directory)/``dominos-web``;
+``DOMINOS_UPDATE_SCREENSHOTS=1`` also copies the first to ``docs/screenshots/web-table.png``.
+``make test`` builds the client first (``make web-client``); Chromium comes from Debian
+(``make chromium``), never from a download.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import shutil
+import struct
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dominos.v1 import game_pb2, gateway_pb2
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from testing.cluster import ProcessCluster, clock_env
+from testing.players import check_view, tile_key
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "clients" / "web" / "dist"
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOT = ROOT / "docs" / "screenshots" / "web-table.png"
+TARGET = 50
+#: Long enough that the table never plays for a seat the test is about to click for.
+TURN_S = 20.0
+CLOCKS = clock_env(turn_s=TURN_S, away_s=5, break_s=0.5)
+NAMES = ("Ana", "Ben", "Émile", "Dev")
+#: Auto-waiting bound of one step (a click answered, a view arriving).
+STEP_MS = 10_000
+#: Moves in round 1 before the reload, and before the screenshot.
+RELOAD_AFTER = 5
+SCREENSHOT_AFTER = 9
+#: A game to 50 is a few rounds of at most 28 moves; anything longer is a stuck client.
+MAX_MOVES = 400
+SERVICE = "/dominos.v1.DominosService/"
+
+#: Tees every API response the page receives, bytes as they arrive, into window.__wire.
+WIRE_TAP = """
+(() => {
+  const wire = [];
+  Object.defineProperty(window, "__wire", { value: wire });
+  const original = window.fetch.bind(window);
+  const toBase64 = (bytes) => {
+    let text = "";
+    for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+    return btoa(text);
+  };
+  window.fetch = async (input, init) => {
+    const response = await original(input, init);
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.includes("/dominos.v1.DominosService/") || response.body === null) return response;
+    const [mine, theirs] = response.body.tee();
+    const entry = {
+      url, status: response.status,
+      type: response.headers.get("content-type") || "", chunks: [],
+    };
+    wire.push(entry);
+    (async () => {
+      const reader = mine.getReader();
+      for (;;) {
+        const { done, value } = await reader.read().catch(() => ({ done: true }));
+        if (done) break;
+        entry.chunks.push(toBase64(value));
+      }
+    })();
+    return new Response(theirs, {
+      status: response.status, statusText: response.statusText, headers: response.headers,
+    });
+  };
+})();
+"""
+
+#: The state of a page's table: "over", or "turn:<seat>:<version>" once a round is in play.
+TABLE_STATE = """
+() => {
+  const app = document.getElementById("app");
+  if (app.dataset.screen === "over") return "over";
+  const table = document.querySelector("main.table");
+  if (table === null || table.dataset.phase !== "PLAYING" || table.dataset.turnSeat === "")
+    return false;
+  return `turn:${table.dataset.turnSeat}:${table.dataset.version}`;
+}
+"""
+
+#: The hand as the page draws it: [low, high] per tile.
+HAND = """
+() => [...document.querySelectorAll("#hand button.tile")].map((el) => [
+  Number(el.dataset.low), Number(el.dataset.high),
+])
+"""
+
+#: The chain as the page draws it: each tile's halves in order, and which are marked newest.
+CHAIN = """
+() => [...document.querySelectorAll("#chain .domino")].map((el) => [
+  Number(el.dataset.left), Number(el.dataset.right), el.dataset.newest === "true",
+  el.classList.contains("double"),
+])
+"""
+
+UNARY: dict[str, Any] = {
+    "CreateTable": gateway_pb2.CreateTableResponse,
+    "JoinTable": gateway_pb2.JoinTableResponse,
+    "SetTarget": gateway_pb2.SetTargetResponse,
+    "StartGame": gateway_pb2.StartGameResponse,
+    "PlayTile": gateway_pb2.PlayTileResponse,
+    "Pass": gateway_pb2.PassResponse,
+    "GetTableView": gateway_pb2.GetTableViewResponse,
+}
+
+
+@dataclass
+class Browsing:
+    """One player: a browser context of its own, its page, what it received and showed."""
+
+    name: str
+    page: Page
+    seat: int = -1
+    reloaded: bool = False
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    #: (version, hand) as the page's DOM showed it when the player acted.
+    shown: list[tuple[int, frozenset[tuple[int, int]]]] = field(default_factory=list)
+
+    def collect_wire(self) -> None:
+        """Keeps what the page received so far (a reload starts a new window)."""
+        self.wire.extend(self.page.evaluate("() => JSON.parse(JSON.stringify(window.__wire))"))
+
+    def hand(self) -> frozenset[tuple[int, int]]:
+        """The tiles the page shows in its hand (one round trip)."""
+        tiles = self.page.evaluate(HAND)
+        assert len(tiles) == len(set(map(tuple, tiles))), tiles
+        return frozenset(tile_key(low, high) for low, high in tiles)
+
+
+def decode_views(entry: dict[str, Any]) -> list[game_pb2.TableView]:
+    """The views in one captured response: a unary answer's, or each message of a stream
+    (Connect envelopes: flags, big-endian length, message; an end-of-stream frame is JSON)."""
+    if entry["status"] != 200:
+        return []
+    data = b"".join(base64.b64decode(chunk) for chunk in entry["chunks"])
+    method = entry["url"].rsplit("/", 1)[-1]
+    if method == "WatchTable":
+        assert entry["type"].startswith("application/connect+proto"), entry["type"]
+        views, offset = [], 0
+        while offset + 5 <= len(data):
+            flags, length = struct.unpack(">BI", data[offset : offset + 5])
+            payload = data[offset + 5 : offset + 5 + length]
+            if len(payload) < length:
+                break  # the stream was cut by a reload
+            offset += 5 + length
+            if flags & 0x02 == 0:
+                views.append(gateway_pb2.WatchTableResponse.FromString(payload).view)
+        return views
+    if method not in UNARY:
+        return []
+    assert entry["type"].startswith("application/proto"), entry["type"]
+    message = UNARY[method].FromString(data)
+    return [message.view] if message.HasField("view") else []
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ProcessCluster]:
+    if not (DIST / "index.html").is_file():
+        pytest.fail(
+            "clients/web/dist is not built: `make web-client` (make test does it first)",
+            pytrace=False,
+        )
+    started = ProcessCluster.start(
+        env={**CLOCKS, "DOMINOS_WEB_ROOT": str(DIST), "DOMINOS_LOG_LEVEL": "info"}
+    )
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: `make chromium` installs Debian's package")
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def artefacts() -> Path:
+    folder = Path(os.environ.get("DOMINOS_ARTEFACTS") or tempfile.gettempdir()) / "dominos-web"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def open_players(browser: Browser, url: str) -> list[Browsing]:
+    players = []
+    for name in NAMES:
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
+        context.set_default_timeout(STEP_MS)
+        context.add_init_script(WIRE_TAP)
+        page = context.new_page()
+        page.goto(url)
+        expect(page.locator("#app")).to_have_attribute("data-screen", "start")
+        players.append(Browsing(name, page))
+    return players
+
+
+def seat_everyone(players: list[Browsing]) -> str:
+    """The host creates, the others join with the code shown in its lobby; returns the code."""
+    host = players[0].page
+    host.fill("#name", players[0].name)
+    host.click("#create")
+    expect(host.locator("#app")).to_have_attribute("data-screen", "lobby")
+    code = host.locator("#code").get_attribute("data-code") or ""
+    shown = host.locator("#code").inner_text()
+    assert len(code) == 10, code
+    assert shown == f"{code[:5]}-{code[5:]}", shown
+    # Not four yet: the start button is there, disabled, and the lobby says why.
+    expect(host.locator("#start")).to_be_disabled()
+    expect(host.locator("#lobby-message")).to_contain_text("1 sur 4")
+    # A wrong code is refused in words (the reason decoded from the Connect error's details).
+    players[1].page.fill("#name", players[1].name)
+    players[1].page.fill("#code-input", "ABCDE-FGHJK")
+    players[1].page.click("#join")
+    expect(players[1].page.locator("#notice")).to_have_text(
+        "Aucune table n'a ce code d'invitation. Vérifiez-le."
+    )
+    # The last player plays in English.
+    players[3].page.click("#lang")
+    expect(players[3].page.locator("#app")).to_have_attribute("data-lang", "en")
+    for player in players[1:]:
+        player.page.fill("#name", player.name)
+        player.page.fill("#code-input", shown.lower())  # typed as read out, any case
+        player.page.click("#join")
+        expect(player.page.locator("#app")).to_have_attribute("data-screen", "lobby")
+        expect(player.page.locator("#start")).to_have_count(0)  # only the host starts
+    expect(players[3].page.locator("#lobby-message")).to_have_text(
+        "Ana will start the game once four are seated."
+    )
+    # The last one leaves (the seat is freed and forgotten), then joins again.
+    leaver = players[3].page
+    leaver.click("#leave")
+    expect(leaver.locator("#app")).to_have_attribute("data-screen", "start")
+    expect(host.locator("#lobby-message")).to_contain_text("3 sur 4")
+    expect(host.locator("#start")).to_be_disabled()
+    assert code not in json.loads(
+        leaver.evaluate("() => localStorage.getItem('dominos.seats.v1')") or "{}"
+    )
+    leaver.fill("#name", players[3].name)
+    leaver.fill("#code-input", code)
+    leaver.click("#join")
+    expect(leaver.locator("#app")).to_have_attribute("data-screen", "lobby")
+    for seat, player in enumerate(players):
+        expect(player.page.locator("main.lobby")).to_have_attribute("data-your-seat", str(seat))
+        player.seat = seat
+        # The seat is kept for a reload: code -> table, seat, token, name.
+        saved = json.loads(
+            player.page.evaluate("() => localStorage.getItem('dominos.seats.v1')") or "{}"
+        )
+        assert saved[code]["seat"] == seat and saved[code]["name"] == player.name
+    expect(host.locator("#start")).to_be_enabled()
+    host.select_option("#target", str(TARGET))
+    for player in players:
+        expect(player.page.locator("#target")).to_have_value(str(TARGET))
+    host.click("#start")
+    return code
+
+
+def check_chain(player: Browsing) -> None:
+    """The drawn chain is a chain (R8): neighbours touch on equal halves, doubles stand
+    across, one tile is marked newest (a page reloaded mid-round knows it again only once
+    the next tile is laid)."""
+    cells = player.page.evaluate(CHAIN)
+    for (_, right, _, _), (left, _, _, _) in itertools.pairwise(cells):
+        assert right == left, cells
+    assert all(double == (a == b) for a, b, _, double in cells), cells
+    newest = sum(1 for *_, marked, _ in cells if marked)
+    assert newest == (1 if cells and not player.reloaded else newest) <= 1, cells
+
+
+def act(player: Browsing, version: int, end_toggle: list[int]) -> None:
+    """Plays one legal move on the player's page by clicking, and waits for its answer."""
+    page = player.page
+    expect(page.locator("#app")).to_have_attribute("data-my-turn", "true")
+    expect(page.locator(".your-turn-banner")).to_be_visible()  # the turn is signalled
+    assert page.title().startswith("●"), page.title()
+    player.shown.append((version, player.hand()))
+    check_chain(player)
+    tiles = page.locator("#hand button.tile")
+    legal = page.locator("#hand button.tile[data-legal='true']")
+    # Illegal tiles are not clickable.
+    assert tiles.count() - legal.count() == page.locator("#hand button.tile:disabled").count()
+    if page.locator("#pass").is_enabled():
+        assert legal.count() == 0
+        page.click("#pass")
+    else:
+        assert legal.count() > 0
+        legal.first.click()
+        if page.locator("#end-choice").count() > 0:
+            end_toggle[0] += 1
+            page.click(f"#end-choice [data-end='{'left' if end_toggle[0] % 2 else 'right'}']")
+    page.wait_for_function(
+        "v => Number(document.querySelector('[data-version]')?.dataset.version ?? 0) > v",
+        arg=version,
+    )
+
+
+def reload_and_check(player: Browsing) -> None:
+    """Reloads the page mid-round: the player must be back in its seat with its hand."""
+    page = player.page
+    before = player.hand()
+    assert len(before) > 0
+    player.collect_wire()
+    player.reloaded = True
+    page.reload()
+    table = page.locator("main.table")
+    expect(table).to_have_attribute("data-your-seat", str(player.seat))
+    expect(page.locator("#hand button.tile")).to_have_count(len(before))
+    assert player.hand() == before
+    expect(page.locator(f".seat[data-seat='{player.seat}']")).to_have_attribute(
+        "data-connected", "true"
+    )
+
+
+def play_to_the_end(players: list[Browsing], toggle: list[int]) -> int:
+    """Clicks through the whole game; returns the number of moves."""
+    by_seat = {p.seat: p for p in players}
+    # Whose turn it is is read from the page that acted last (its view is the newest).
+    watcher = players[0].page
+    moves = 0
+    reloaded = False
+    while moves < MAX_MOVES:
+        state = str(watcher.wait_for_function(TABLE_STATE, timeout=STEP_MS).json_value())
+        if state == "over":
+            return moves
+        _, seat_text, version_text = state.split(":")
+        seat, version = int(seat_text), int(version_text)
+        player = by_seat[seat]
+        if not reloaded and moves == RELOAD_AFTER:
+            # Someone who is not to play reloads: the seat must not be played for meanwhile.
+            reload_and_check(by_seat[(seat + 1) % 4])
+            reloaded = True
+        if moves == SCREENSHOT_AFTER:
+            # The player to act (its turn signalled) and the host.
+            expect(player.page.locator("#app")).to_have_attribute("data-my-turn", "true")
+            player.page.screenshot(path=str(artefacts() / "web-table.png"))
+            players[0].page.screenshot(path=str(artefacts() / "web-table-host.png"))
+        act(player, version, toggle)
+        moves += 1
+        watcher = player.page
+    raise AssertionError(f"no end after {MAX_MOVES} moves")
+
+
+def check_wire(players: list[Browsing]) -> int:
+    """Every view every page received is one its seat may see; returns how many."""
+    hands_at: dict[int, dict[int, frozenset[tuple[int, int]]]] = {}
+    total = 0
+    for player in players:
+        views = [v for entry in player.wire for v in decode_views(entry)]
+        assert len(views) >= 20, f"{player.name}: only {len(views)} views captured"
+        for view in views:
+            assert view.your_seat == player.seat
+            if view.phase == game_pb2.PHASE_WAITING:
+                assert not view.hand and not view.legal_moves
+                continue
+            check_view(view, player.seat, TARGET, int(TURN_S * 1000))
+            if view.phase == game_pb2.PHASE_PLAYING:
+                hand = frozenset(tile_key(t.low, t.high) for t in view.hand)
+                hands_at.setdefault(view.version, {})[player.seat] = hand
+        total += len(views)
+        received = {v.version: frozenset(tile_key(t.low, t.high) for t in v.hand) for v in views}
+        for version, shown in player.shown:
+            assert received.get(version) == shown, (player.name, version, shown)
+    seen_together = 0
+    for version, hands in hands_at.items():
+        seats = sorted(hands)
+        for i, a in enumerate(seats):
+            for b in seats[i + 1 :]:
+                assert not hands[a] & hands[b], (version, a, b)
+        seen_together += len(seats) > 1
+    assert seen_together > 0
+    return total
+
+
+def test_four_browsers_play_a_game(
+    cluster: ProcessCluster, browser: Browser, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    players = open_players(browser, cluster.web_url + "/")
+    try:
+        code = seat_everyone(players)
+        toggle = [0]
+        moves = play_to_the_end(players, toggle)
+        for player in players:
+            page = player.page
+            expect(page.locator("#app")).to_have_attribute("data-screen", "over")
+            expect(page.locator("#winner")).to_be_visible()
+            winner = page.locator("main.over").get_attribute("data-winner")
+            assert winner in ("A", "B")
+            won = (player.seat % 2 == 0) == (winner == "A")
+            english = player is players[3]
+            expect(page.locator("#winner")).to_contain_text(
+                ("Well done" if won else "Better luck")
+                if english
+                else ("Bravo" if won else "la prochaine fois")
+            )
+            # The last round's summary and the rounds played with their scores.
+            expect(page.locator(".last-round").first).to_contain_text(
+                "Round" if english else "Manche"
+            )
+            expect(page.locator("#rounds li").first).to_be_visible()
+            if player is players[0]:
+                page.screenshot(path=str(artefacts() / "web-game-over.png"))
+            # A finished game is forgotten: nothing to come back to.
+            saved = page.evaluate("() => localStorage.getItem('dominos.seats.v1')")
+            assert saved is None or code not in json.loads(saved)
+            player.collect_wire()
+        received = check_wire(players)
+    finally:
+        for player in players:
+            player.page.context.close()
+    shot = artefacts() / "web-table.png"
+    assert shot.is_file()
+    if os.environ.get("DOMINOS_UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOT)
+    with capsys.disabled():
+        print(
+            f"\nweb client: {moves} moves clicked in four browsers ({toggle[0]} with the end "
+            f"chooser), {received} views checked, "
+            f"{time.monotonic() - started:.1f} s; screenshots in {shot.parent}"
+        )
