@@ -13,6 +13,7 @@ from .codec import CodecError, decode_state, encode_state
 from .commands import (
     Command,
     Create,
+    Draw,
     Expire,
     Join,
     Leave,
@@ -26,6 +27,7 @@ from .engine import (
     Transition,
     apply,
     auto_play_choice,
+    can_draw,
     can_pass,
     create,
     legal_moves,
@@ -35,6 +37,7 @@ from .engine import (
 from .errors import ALL_REASONS, ErrorKind, RuleError
 from .names import skeleton, validate_name
 from .replay import LogEntry, replay
+from .rulesets import CLASSIC, PRESETS, RuleSet, preset, validate_rules
 from .state import (
     DEFAULT_TARGET,
     NOBODY,
@@ -52,12 +55,15 @@ from .view import PlacedTile, SeatPublic, SeatView, view_for
 
 __all__ = [
     "ALL_REASONS",
+    "CLASSIC",
     "DEFAULT_TARGET",
     "NOBODY",
+    "PRESETS",
     "AutoCause",
     "CodecError",
     "Command",
     "Create",
+    "Draw",
     "End",
     "ErrorKind",
     "Expire",
@@ -72,6 +78,7 @@ __all__ = [
     "RoundResult",
     "RoundState",
     "RuleError",
+    "RuleSet",
     "SeatPublic",
     "SeatView",
     "SetPresence",
@@ -82,16 +89,19 @@ __all__ = [
     "Transition",
     "apply",
     "auto_play_choice",
+    "can_draw",
     "can_pass",
     "create",
     "decode_state",
     "encode_state",
     "legal_moves",
+    "preset",
     "replay",
     "score_round",
     "skeleton",
     "team_of",
     "validate_name",
+    "validate_rules",
     "validate_target",
     "view_for",
 ]

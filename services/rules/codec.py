@@ -5,6 +5,14 @@ unsigned LEB128 varints, length-prefixed UTF-8 and the 16-byte seed; a table in 
 to 144 bytes (median 131, measured over 1,619 states of 30 games). ``decode_state(
 encode_state(s)) == s`` for every reachable state, enums and tuples included; anything else
 raises ``CodecError``. (Commands are stored by the table service's command log.)
+
+Rule sets (issue 19): a table of the classic rule set is still written in format 2, byte
+for byte as before, and every format-2 state decodes to ``CLASSIC``. Any other rule set is
+written in format 3: format 2's fields with the rule set (``encode_rules``) after the format
+byte, one score per side (count-prefixed), the round's stock (count-prefixed tiles in draw
+order), set-aside mask, lead tile and per-seat draw counts after its last layer, and the
+round result's scoring side stored +1 (``NOBODY`` = 0) with count-prefixed side pips.
+``encode_rules``/``decode_rules`` also serve the command log's ``Create`` entries.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from typing import Any, Final
 
 from .binary import DecodeError, Reader, text, varint
 from .events import (
+    Drew,
     Event,
     Passed,
     PresenceChanged,
@@ -23,6 +32,16 @@ from .events import (
     TableCreated,
     TargetChanged,
     TileLaid,
+)
+from .rulesets import (
+    CLASSIC,
+    BlockedScore,
+    BlockedTie,
+    DominoScore,
+    NextOpener,
+    Opener,
+    RuleSet,
+    Scoring,
 )
 from .state import (
     AutoCause,
@@ -35,6 +54,8 @@ from .state import (
 )
 
 STATE_FORMAT: Final = 2
+#: The format of states of any rule set other than classic.
+RULES_STATE_FORMAT: Final = 3
 
 
 class CodecError(DecodeError):
@@ -51,6 +72,7 @@ _ACTION_TYPES: Final[tuple[type, ...]] = (
     TileLaid,
     Passed,
     PresenceChanged,
+    Drew,
 )
 _ACTION_CODES: Final[dict[type, int]] = {cls: i for i, cls in enumerate(_ACTION_TYPES)}
 #: Event fields holding text; every other field is a non-negative integer.
@@ -74,7 +96,7 @@ def _decode_action(r: Reader) -> Event:
         raise CodecError(f"unknown action {code}")
     cls: Any = _ACTION_TYPES[code]
     fields: list[Any] = [r.text() if name in _TEXT_FIELDS else r.varint() for name in cls._fields]
-    if cls in (TileLaid, Passed):
+    if cls in (TileLaid, Passed, Drew):
         fields[-1] = AutoCause(fields[-1])
     if cls is PresenceChanged:
         fields[-1] = bool(fields[-1])
@@ -86,9 +108,127 @@ def _opt(value: int) -> int:
     return value + 1  # NOBODY (-1) is stored as 0
 
 
+def encode_rules(rules: RuleSet) -> bytes:
+    """A rule set as bytes: its preset name, its choices (one byte each), target and turn
+    ranges (varints) and its layouts (count, then three bytes each)."""
+    out = bytearray(text(rules.preset))
+    out += bytes(
+        (
+            rules.seats,
+            int(rules.teams),
+            rules.hand_size,
+            int(rules.draw),
+            rules.set_aside,
+            int(rules.opener),
+            int(rules.next_opener),
+            int(rules.domino_score),
+            int(rules.blocked_score),
+            int(rules.blocked_tie),
+            int(rules.scoring),
+        )
+    )
+    for value in (
+        rules.target,
+        rules.min_target,
+        rules.max_target,
+        rules.target_step,
+        rules.turn_seconds,
+        rules.min_turn_seconds,
+        rules.max_turn_seconds,
+    ):
+        out += varint(value)
+    out.append(len(rules.layouts))
+    for seats, hand_size, teams in rules.layouts:
+        out += bytes((seats, hand_size, int(teams)))
+    return bytes(out)
+
+
+def _read_rules(r: Reader) -> RuleSet:
+    name = r.text()
+    seats, teams, hand, draw, aside = (r.byte() for _ in range(5))
+    opener, nxt, domino, blocked, tie, scoring = (r.byte() for _ in range(6))
+    target, low, high, step, turn, turn_low, turn_high = (r.varint() for _ in range(7))
+    layouts = tuple((r.byte(), r.byte(), bool(r.byte())) for _ in range(r.byte()))
+    return RuleSet(
+        preset=name,
+        seats=seats,
+        teams=bool(teams),
+        hand_size=hand,
+        draw=bool(draw),
+        set_aside=aside,
+        opener=Opener(opener),
+        next_opener=NextOpener(nxt),
+        domino_score=DominoScore(domino),
+        blocked_score=BlockedScore(blocked),
+        blocked_tie=BlockedTie(tie),
+        scoring=Scoring(scoring),
+        target=target,
+        min_target=low,
+        max_target=high,
+        target_step=step,
+        turn_seconds=turn,
+        min_turn_seconds=turn_low,
+        max_turn_seconds=turn_high,
+        layouts=layouts,
+    )
+
+
+def decode_rules(data: bytes) -> RuleSet:
+    """The rule set ``encode_rules`` wrote; ``CodecError`` for anything else."""
+    r = Reader(bytes(data), CodecError)
+    try:
+        rules = _read_rules(r)
+    except (ValueError, TypeError) as exc:
+        raise CodecError(f"not an encoded rule set: {exc}") from exc
+    if not r.at_end:
+        raise CodecError("trailing bytes after a rule set")
+    return rules
+
+
+def _ints(values: tuple[int, ...]) -> bytes:
+    return bytes((len(values),)) + b"".join(varint(v) for v in values)
+
+
+def _encode_round(rnd: RoundState, ext: bool) -> bytes:
+    out = bytearray((1,))
+    out += varint(rnd.number)
+    out.append(rnd.opener)
+    for hand in rnd.hands:
+        out += varint(hand)
+    out.append(len(rnd.chain))
+    out += bytes(rnd.chain)
+    out += bytes((rnd.left, rnd.right, rnd.turn, rnd.passes, *rnd.passed))
+    out.append(_opt(rnd.last_layer))
+    if ext:
+        out.append(len(rnd.stock))
+        out += bytes(rnd.stock)
+        out += varint(rnd.aside)
+        out.append(_opt(rnd.lead))
+        out += bytes(rnd.drawn)
+    return bytes(out)
+
+
+def _encode_result(res: RoundResult, ext: bool) -> bytes:
+    out = bytearray((1,))
+    out += varint(res.number)
+    out += bytes((res.opener, int(res.outcome)))
+    out.append(_opt(res.scoring_team) if ext else res.scoring_team)
+    out += varint(res.points)
+    out.append(_opt(res.domino_seat))
+    out += _ints(res.team_pips) if ext else varint(res.team_pips[0]) + varint(res.team_pips[1])
+    out.append(_opt(res.last_tile_team))
+    for hand in res.hands:
+        out += varint(hand)
+    return bytes(out)
+
+
 def encode_state(state: TableState) -> bytes:
     """The state as compact bytes (see the module docstring)."""
-    out = bytearray((STATE_FORMAT,))
+    rules = state.rules
+    ext = rules is not CLASSIC and rules != CLASSIC
+    out = bytearray((RULES_STATE_FORMAT if ext else STATE_FORMAT,))
+    if ext:
+        out += encode_rules(rules)
     out += text(state.table_id)
     out += varint(state.version)
     out.append(int(state.phase))
@@ -97,34 +237,11 @@ def encode_state(state: TableState) -> bytes:
         out += text(name)
     out.append(sum(1 << i for i, c in enumerate(state.connected) if c))
     out += state.seed.to_bytes(16, "big")
-    for value in (*state.timing, *state.scores):
+    for value in state.timing:
         out += varint(value)
-    rnd = state.round
-    if rnd is None:
-        out.append(0)
-    else:
-        out.append(1)
-        out += varint(rnd.number)
-        out.append(rnd.opener)
-        for hand in rnd.hands:
-            out += varint(hand)
-        out.append(len(rnd.chain))
-        out += bytes(rnd.chain)
-        out += bytes((rnd.left, rnd.right, rnd.turn, rnd.passes, *rnd.passed))
-        out.append(_opt(rnd.last_layer))
-    res = state.last_result
-    if res is None:
-        out.append(0)
-    else:
-        out.append(1)
-        out += varint(res.number)
-        out += bytes((res.opener, int(res.outcome), res.scoring_team))
-        out += varint(res.points)
-        out.append(_opt(res.domino_seat))
-        out += varint(res.team_pips[0]) + varint(res.team_pips[1])
-        out.append(_opt(res.last_tile_team))
-        for hand in res.hands:
-            out += varint(hand)
+    out += _ints(state.scores) if ext else varint(state.scores[0]) + varint(state.scores[1])
+    out += b"\0" if state.round is None else _encode_round(state.round, ext)
+    out += b"\0" if state.last_result is None else _encode_result(state.last_result, ext)
     out += varint(state.turn_number)
     out += varint(state.deadline_ms)
     out.append(_opt(state.winner))
@@ -132,51 +249,63 @@ def encode_state(state: TableState) -> bytes:
     return bytes(out)
 
 
-def decode_state(data: bytes) -> TableState:
-    """The state ``encode_state`` wrote; ``CodecError`` for anything else."""
-    r = Reader(bytes(data), CodecError)
-    try:
-        fmt = r.byte()
-        if fmt != STATE_FORMAT:
-            raise CodecError(f"unknown state format {fmt!r}")
-        table_id = r.text()
-        version = r.varint()
-        phase = Phase(r.byte())
-        target = r.varint()
-        names = (r.text(), r.text(), r.text(), r.text())
-        bits = r.byte()
-        connected = (bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8))
-        seed = int.from_bytes(r.raw(16), "big")
-        timing = Timing(r.varint(), r.varint(), r.varint())
-        scores = (r.varint(), r.varint())
-        rnd = None
-        if r.byte():
-            number, opener = r.varint(), r.byte()
-            hands = (r.varint(), r.varint(), r.varint(), r.varint())
-            chain = tuple(r.raw(r.byte()))
-            left, right, turn, passes = r.byte(), r.byte(), r.byte(), r.byte()
-            passed = (r.byte(), r.byte(), r.byte(), r.byte())
-            last = r.byte() - 1
-            rnd = RoundState(number, opener, hands, chain, left, right, turn, passes, passed, last)
-        result = None
-        if r.byte():
-            number = r.varint()
-            opener, outcome, scorer = r.byte(), Outcome(r.byte()), r.byte()
-            points, domino = r.varint(), r.byte() - 1
-            pips = (r.varint(), r.varint())
-            last_team = r.byte() - 1
-            hands = (r.varint(), r.varint(), r.varint(), r.varint())
-            result = RoundResult(
-                number, opener, outcome, scorer, points, domino, pips, last_team, hands
-            )
-        turn_number, deadline_ms, winner = r.varint(), r.varint(), r.byte() - 1
-        action = _decode_action(r)
-        if not r.at_end:
-            raise CodecError("trailing bytes after a state")
-    except CodecError:
-        raise
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
-        raise CodecError(f"not an encoded table state: {exc}") from exc
+def _read_ints(r: Reader, ext: bool) -> tuple[int, ...]:
+    if ext:
+        return tuple(r.varint() for _ in range(r.byte()))
+    return (r.varint(), r.varint())
+
+
+def _read_round(r: Reader, ext: bool) -> RoundState | None:
+    if not r.byte():
+        return None
+    number, opener = r.varint(), r.byte()
+    hands = (r.varint(), r.varint(), r.varint(), r.varint())
+    chain = tuple(r.raw(r.byte()))
+    left, right, turn, passes = r.byte(), r.byte(), r.byte(), r.byte()
+    passed = (r.byte(), r.byte(), r.byte(), r.byte())
+    last = r.byte() - 1
+    rnd = RoundState(number, opener, hands, chain, left, right, turn, passes, passed, last)
+    if ext:
+        stock = tuple(r.raw(r.byte()))
+        aside, lead = r.varint(), r.byte() - 1
+        drawn = (r.byte(), r.byte(), r.byte(), r.byte())
+        rnd = rnd._replace(stock=stock, aside=aside, lead=lead, drawn=drawn)
+    return rnd
+
+
+def _read_result(r: Reader, ext: bool) -> RoundResult | None:
+    if not r.byte():
+        return None
+    number = r.varint()
+    opener, outcome = r.byte(), Outcome(r.byte())
+    scorer = r.byte() - 1 if ext else r.byte()
+    points, domino = r.varint(), r.byte() - 1
+    pips = _read_ints(r, ext)
+    last_team = r.byte() - 1
+    hands = (r.varint(), r.varint(), r.varint(), r.varint())
+    return RoundResult(number, opener, outcome, scorer, points, domino, pips, last_team, hands)
+
+
+def _read_state(r: Reader) -> TableState:
+    fmt = r.byte()
+    if fmt not in (STATE_FORMAT, RULES_STATE_FORMAT):
+        raise CodecError(f"unknown state format {fmt!r}")
+    ext = fmt == RULES_STATE_FORMAT
+    rules = _read_rules(r) if ext else CLASSIC
+    table_id = r.text()
+    version = r.varint()
+    phase = Phase(r.byte())
+    target = r.varint()
+    names = (r.text(), r.text(), r.text(), r.text())
+    bits = r.byte()
+    connected = (bool(bits & 1), bool(bits & 2), bool(bits & 4), bool(bits & 8))
+    seed = int.from_bytes(r.raw(16), "big")
+    timing = Timing(r.varint(), r.varint(), r.varint())
+    scores = _read_ints(r, ext)
+    rnd = _read_round(r, ext)
+    result = _read_result(r, ext)
+    turn_number, deadline_ms, winner = r.varint(), r.varint(), r.byte() - 1
+    action = _decode_action(r)
     return TableState(
         table_id=table_id,
         version=version,
@@ -193,4 +322,19 @@ def decode_state(data: bytes) -> TableState:
         deadline_ms=deadline_ms,
         winner=winner,
         last_action=action,
+        rules=rules,
     )
+
+
+def decode_state(data: bytes) -> TableState:
+    """The state ``encode_state`` wrote; ``CodecError`` for anything else."""
+    r = Reader(bytes(data), CodecError)
+    try:
+        state = _read_state(r)
+        if not r.at_end:
+            raise CodecError("trailing bytes after a state")
+    except CodecError:
+        raise
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise CodecError(f"not an encoded table state: {exc}") from exc
+    return state

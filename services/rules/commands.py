@@ -8,16 +8,24 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .rulesets import CLASSIC, RuleSet
 from .state import DEFAULT_TARGET, Timing
 
 
 class Create(NamedTuple):
-    """Open a table: the host takes seat 0 (R2). Always the first entry of a command log."""
+    """Open a table: the host takes seat 0 (R2). Always the first entry of a command log.
+
+    ``rules`` is the table's rule set for its whole life (issue 19; classic by default);
+    ``target`` must lie in its range (a caller without the host's choice passes
+    ``rules.target``). ``timing`` holds the operator's clocks (D8); a rule set that lets the
+    table choose its turn time (``RuleSet.turn_adjustable``) sets the turn clock itself.
+    """
 
     table_id: str
     host_name: str
     target: int = DEFAULT_TARGET
     timing: Timing = Timing()
+    rules: RuleSet = CLASSIC
 
 
 class Join(NamedTuple):
@@ -60,6 +68,14 @@ class Pass(NamedTuple):
     seat: int
 
 
+class Draw(NamedTuple):
+    """Draw one tile from the stock (issue 19): only for the seat to play, when the rule set
+    draws, the stock holds a tile and nothing in the hand fits. The turn goes on: the seat
+    then lays the drawn tile if it fits (001, 004: "pose-la"), or draws again."""
+
+    seat: int
+
+
 class SetPresence(NamedTuple):
     """A seat's client connected or disconnected (S3, S4, D3)."""
 
@@ -73,4 +89,4 @@ class Expire(NamedTuple):
     turn_number: int
 
 
-Command = Create | Join | Leave | SetTarget | Start | Play | Pass | SetPresence | Expire
+Command = Create | Join | Leave | SetTarget | Start | Play | Pass | Draw | SetPresence | Expire

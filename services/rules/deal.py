@@ -5,6 +5,11 @@ The deal of round ``r`` of a game seeded ``seed`` (an unsigned 128-bit integer) 
 28 big-endian unsigned 32-bit sort keys, key ``i`` for tile ``i``. The deck is the tiles
 sorted by (key, tile); seat ``s`` gets deck positions ``7s .. 7s+6``. Any language with
 SHAKE-128 reproduces a deal from the stored seed. No global random state is touched.
+
+Other rule sets (issue 19) deal from the same deck: with ``n`` seats of ``h`` tiles, seat
+``s`` gets positions ``h*s .. h*s+h-1``; the next ``set_aside`` tiles are set aside, and
+the rest is the stock in deck order (the next drawn first), or set aside too when the rule
+set does not draw. Classic (4 x 7) deals exactly as above.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import struct
 from hashlib import shake_128
 from typing import Final
 
+from .rulesets import RuleSet
 from .tiles import HAND_SIZE, TILE_COUNT
 
 #: Seeds are unsigned 128-bit integers.
@@ -44,3 +50,20 @@ def deal_hands(seed: int, round_number: int) -> tuple[int, int, int, int]:
 
 
 _BITS: Final = tuple(1 << tile for tile in range(TILE_COUNT))
+
+
+def deal_round(
+    seed: int, round_number: int, rules: RuleSet
+) -> tuple[tuple[int, int, int, int], tuple[int, ...], int]:
+    """The hands (four masks, unused seats empty), the stock (tiles in draw order) and the
+    set-aside mask of a round under ``rules`` (see the module docstring)."""
+    deck = shuffled_deck(seed, round_number)
+    size = rules.hand_size
+    masks = [sum(_BITS[t] for t in deck[s * size : (s + 1) * size]) for s in range(rules.seats)]
+    masks += [0] * (4 - len(masks))
+    dealt = rules.seats * size
+    rest = deck[dealt:]
+    aside_tiles = rest if not rules.draw else rest[: rules.set_aside]
+    stock = () if not rules.draw else rest[rules.set_aside :]
+    hands = (masks[0], masks[1], masks[2], masks[3])
+    return hands, tuple(stock), sum(_BITS[t] for t in aside_tiles)

@@ -7,7 +7,14 @@ and deals derive from the seed given at ``Start`` (see :mod:`.deal`).
 
 Auto-play (R11, S3, D2): the seat's hand is scanned in ascending tile order (0-0, 0-1, ...,
 6-6); the first tile that fits is laid, on the left end if it fits there, else on the right;
-on an empty chain the first tile of the hand is laid. If nothing fits, the seat passes.
+on an empty chain the first tile of the hand is laid (or the tile the opener must lay). If
+nothing fits and the rule set draws, the table draws for the seat, one tile at a time,
+until a tile fits, then lays the first fitting tile by the same order (the drawn one: it
+is the only one that fits); with the stock empty, the seat passes.
+
+The rule set (:mod:`.rulesets`) is chosen at ``Create`` and kept in the state: seats, sides,
+hand size and stock (:mod:`.deal`, :mod:`.stock`), openers (:mod:`.openers`), scoring
+(:mod:`.scoring`), the target range and the turn time. Classic (R1-R17) is the default.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from . import errors
 from .commands import (
     Command,
     Create,
+    Draw,
     Expire,
     Join,
     Leave,
@@ -28,8 +36,9 @@ from .commands import (
     SetTarget,
     Start,
 )
-from .deal import deal_hands
+from .deal import deal_round
 from .events import (
+    Drew,
     Event,
     GameEnded,
     Passed,
@@ -44,24 +53,23 @@ from .events import (
     TileLaid,
 )
 from .names import skeleton, validate_name
+from .openers import opening
+from .rulesets import CLASSIC, validate_rules, validate_target
+from .scoring import score_round
 from .state import (
     HOST_SEAT,
-    MAX_TARGET,
-    MIN_TARGET,
     NOBODY,
     SEATS,
-    TARGET_STEP,
     AutoCause,
     End,
     Outcome,
     Phase,
-    RoundResult,
     RoundState,
     TableState,
     is_seated,
-    team_of,
 )
-from .tiles import ALL_TILES, DOUBLE_SIX, FITS, HIGH, LOW, NO_END, TILE_COUNT, points
+from .stock import draw_one, draws_to_fit
+from .tiles import ALL_TILES, FITS, HIGH, LOW, NO_END, TILE_COUNT
 
 LEFT = int(End.LEFT)
 RIGHT = int(End.RIGHT)
@@ -83,14 +91,18 @@ class Transition(NamedTuple):
     events: tuple[Event, ...]
 
 
-# --- validation of arguments --------------------------------------------------------------
-
-
-def validate_target(target: int) -> int:
-    """``target`` itself; ``TargetInvalid`` unless 50..500 in steps of 50 (R16)."""
-    if not (MIN_TARGET <= target <= MAX_TARGET) or target % TARGET_STEP:
-        raise errors.TargetInvalid(f"a target is {MIN_TARGET}..{MAX_TARGET} in steps of 50")
-    return target
+__all__ = [
+    "CLASSIC",
+    "Transition",
+    "apply",
+    "auto_play_choice",
+    "can_draw",
+    "can_pass",
+    "create",
+    "legal_moves",
+    "score_round",
+    "validate_target",
+]
 
 
 # --- reading the state ------------------------------------------------------------------------
@@ -100,7 +112,8 @@ def legal_moves(state: TableState, seat: int) -> tuple[Play, ...]:
     """Every move ``seat`` may make now, as ``Play`` commands ready to apply, in auto-play
     order (tile ascending, left end before right end); empty when it may not play.
 
-    On an empty chain every tile is listed once, with ``End.LEFT`` (R8).
+    On an empty chain every tile is listed once, with ``End.LEFT`` (R8); only the tile the
+    opener must lay when the rule set names one (``RoundState.lead``).
     """
     rnd = state.round
     if state.phase is not _PLAYING or rnd is None or rnd.turn != seat:
@@ -108,7 +121,7 @@ def legal_moves(state: TableState, seat: int) -> tuple[Play, ...]:
     hand = rnd.hands[seat]
     left = rnd.left
     if left == NO_END:
-        key = hand | _EMPTY_CHAIN_KEY
+        key = (hand if rnd.lead == NOBODY else 1 << rnd.lead) | _EMPTY_CHAIN_KEY
     else:
         key = (hand & FITS[left]) << TILE_COUNT | hand & FITS[rnd.right]
     key |= seat << _SEAT_SHIFT
@@ -152,25 +165,40 @@ def _moves_of(key: int) -> tuple[Play, ...]:
 
 
 def can_pass(state: TableState, seat: int) -> bool:
-    """Whether ``seat`` may pass now: its turn, and no tile of its hand fits (R9)."""
+    """Whether ``seat`` may pass now: its turn, no tile of its hand fits (R9) and the stock
+    is empty (always, without a stock)."""
     rnd = state.round
     if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
         return False
-    return not rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right])
+    return not rnd.stock and not rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right])
 
 
-def auto_play_choice(state: TableState) -> Play | Pass:
-    """What the table plays for the seat to act when its time runs out (R11, D2).
+def can_draw(state: TableState, seat: int) -> bool:
+    """Whether ``seat`` may draw now: its turn, no tile of its hand fits and the stock holds
+    a tile (only rule sets that draw have one). Exactly one of ``legal_moves``, ``can_draw``
+    and ``can_pass`` holds for the seat to play."""
+    rnd = state.round
+    if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
+        return False
+    return bool(rnd.stock) and not rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right])
+
+
+def auto_play_choice(state: TableState) -> Play | Pass | Draw:
+    """What the table does next for the seat to act when its time runs out (R11, D2).
 
     The first tile of the hand, ascending, that fits; on its left end if it fits there, else
-    on its right end. A pass when nothing fits. ``RoundNotInPlay`` outside a live round.
+    on its right end (on an empty chain: the tile the opener must lay, if any). When nothing
+    fits: a draw while the stock holds tiles, else a pass. ``RoundNotInPlay`` outside a
+    live round.
     """
     rnd = _round_in_play(state)
     seat = rnd.turn
+    if rnd.lead != NOBODY and rnd.left == NO_END:
+        return Play(seat, rnd.lead, LEFT)
     fits_left = FITS[rnd.left]
     playable = rnd.hands[seat] & (fits_left | FITS[rnd.right])
     if not playable:
-        return Pass(seat)
+        return Draw(seat) if rnd.stock else Pass(seat)
     low_bit = playable & -playable
     return Play(seat, low_bit.bit_length() - 1, LEFT if low_bit & fits_left else RIGHT)
 
@@ -179,12 +207,20 @@ def auto_play_choice(state: TableState) -> Play | Pass:
 
 
 def create(command: Create, now_ms: int) -> Transition:
-    """Open a table at version 1 with the host in seat 0 (R2), waiting for players."""
+    """Open a table at version 1 with the host in seat 0 (R2), waiting for players.
+
+    The rule set is checked (``RulesInvalid``, ``RulesUnavailable`` for all fives) and kept
+    for the table's life; the target must lie in its range (``TargetInvalid``).
+    """
     del now_ms  # a table's first clock starts with the first deal
     name = validate_name(command.host_name)
-    target = validate_target(command.target)
+    rules = validate_rules(command.rules)
+    target = validate_target(command.target, rules)
     if not command.table_id:
         raise errors.SeatInvalid("a table needs an id")
+    timing = command.timing
+    if rules.turn_adjustable:
+        timing = timing._replace(turn_ms=rules.turn_seconds * 1000)
     state = TableState(
         table_id=command.table_id,
         version=1,
@@ -193,14 +229,15 @@ def create(command: Create, now_ms: int) -> Transition:
         names=(name, "", "", ""),
         connected=(False, False, False, False),
         seed=0,
-        timing=command.timing,
-        scores=(0, 0),
+        timing=timing,
+        scores=(0,) * rules.sides,
         round=None,
         last_result=None,
         turn_number=0,
         deadline_ms=0,
         winner=NOBODY,
         last_action=TableCreated(name),
+        rules=rules,
     )
     return Transition(state, (state.last_action,))
 
@@ -242,9 +279,9 @@ def _join(state: TableState, command: Join, now_ms: int) -> Transition:
     _require_waiting(state)
     names = state.names
     try:
-        seat = names.index("")
+        seat = names.index("", 0, state.rules.seats)
     except ValueError:
-        raise errors.TableFull("four players are seated") from None
+        raise errors.TableFull("every seat is taken") from None
     looks = skeleton(name)
     if any(seated and skeleton(seated) == looks for seated in names):
         raise errors.NameTaken("a player with a name that looks the same is seated")
@@ -276,7 +313,7 @@ def _leave(state: TableState, command: Leave, now_ms: int) -> Transition:
 
 
 def _set_target(state: TableState, command: SetTarget, now_ms: int) -> Transition:
-    target = validate_target(command.target)
+    target = validate_target(command.target, state.rules)
     _require_host(state, command.seat)
     _require_waiting(state)
     event = TargetChanged(target)
@@ -287,8 +324,8 @@ def _set_target(state: TableState, command: SetTarget, now_ms: int) -> Transitio
 def _start(state: TableState, command: Start, now_ms: int) -> Transition:
     _require_host(state, command.seat)
     _require_waiting(state)
-    if "" in state.names:
-        raise errors.NotEnoughPlayers("four players must be seated")
+    if "" in state.names[: state.rules.seats]:
+        raise errors.NotEnoughPlayers("every seat must be taken")
     started = state._replace(seed=command.seed)
     return _deal(started, 1, now_ms)
 
@@ -331,12 +368,10 @@ def _turn_deadline(state: TableState, seat: int, now_ms: int) -> int:
 
 
 def _deal(state: TableState, number: int, now_ms: int) -> Transition:
-    hands = deal_hands(state.seed, number)
-    if number == 1:
-        opener = next(s for s in range(SEATS) if hands[s] >> DOUBLE_SIX & 1)  # R6
-    else:
-        assert state.round is not None
-        opener = (state.round.opener + 1) % SEATS  # R7
+    rules = state.rules
+    hands, stock, aside = deal_round(state.seed, number, rules)
+    previous = state.round.opener if state.round is not None else NOBODY
+    opener, lead = opening(rules, hands, number, previous, state.last_result)  # R6, R7
     rnd = RoundState(
         number=number,
         opener=opener,
@@ -348,6 +383,9 @@ def _deal(state: TableState, number: int, now_ms: int) -> Transition:
         passes=0,
         passed=(0, 0, 0, 0),
         last_layer=NOBODY,
+        stock=stock,
+        aside=aside,
+        lead=lead,
     )
     event = RoundDealt(number, opener)
     new_state = state._replace(
@@ -363,9 +401,14 @@ def _deal(state: TableState, number: int, now_ms: int) -> Transition:
 
 
 def _play(
-    state: TableState, command: Play, now_ms: int, auto: AutoCause = AutoCause.NONE
+    state: TableState,
+    command: Play,
+    now_ms: int,
+    auto: AutoCause = AutoCause.NONE,
+    drew: tuple[Event, ...] = (),
 ) -> Transition:
-    """Lay a tile: the seat's own move, or the table's for it when ``auto`` is set (R11)."""
+    """Lay a tile: the seat's own move, or the table's for it when ``auto`` is set (R11);
+    ``drew`` holds the ``Drew`` event of the table's draws for it just before."""
     seat, tile, end = command
     if not 0 <= tile < TILE_COUNT:
         raise errors.TileMalformed(f"no tile {tile}")
@@ -391,19 +434,50 @@ def _play(
     else:
         hands = (hands[0], hands[1], hands[2], hand)
     event = _new(TileLaid, (seat, tile, end, auto))
+    stock, aside, drawn = rnd.stock, rnd.aside, rnd.drawn
     if not hand:  # R12: domino
         ended = _new(
             RoundState,
-            (rnd.number, rnd.opener, hands, chain, left, right, seat, 0, rnd.passed, seat),
+            (
+                rnd.number,
+                rnd.opener,
+                hands,
+                chain,
+                left,
+                right,
+                seat,
+                0,
+                rnd.passed,
+                seat,
+                stock,
+                aside,
+                NOBODY,
+                drawn,
+            ),
         )
-        return _end_round(state, ended, Outcome.DOMINO, now_ms, event)
-    nxt = (seat + 1) & 3
+        return _end_round(state, ended, Outcome.DOMINO, now_ms, event, drew)
+    nxt = seat + 1 if seat + 1 < state.rules.seats else 0  # R4
     return _next_turn(
         state,
-        (rnd.number, rnd.opener, hands, chain, left, right, nxt, 0, rnd.passed, seat),
+        (
+            rnd.number,
+            rnd.opener,
+            hands,
+            chain,
+            left,
+            right,
+            nxt,
+            0,
+            rnd.passed,
+            seat,
+            stock,
+            aside,
+            NOBODY,
+            drawn,
+        ),
         nxt,
         now_ms,
-        event,
+        (*drew, event),
     )
 
 
@@ -414,6 +488,8 @@ def _laid(rnd: RoundState, seat: int, tile: int, end: int) -> tuple[tuple[int, .
     left, right = rnd.left, rnd.right
     stamp = seat << 6
     if left == NO_END:
+        if rnd.lead not in (NOBODY, tile):
+            raise errors.TileDoesNotFit(f"the round opens with {LOW[rnd.lead]}-{HIGH[rnd.lead]}")
         return (stamp | low << 3 | high,), low, high
     if end == LEFT:
         if high == left:
@@ -433,10 +509,15 @@ def _laid(rnd: RoundState, seat: int, tile: int, end: int) -> tuple[tuple[int, .
 
 
 def _next_turn(
-    state: TableState, round_fields: tuple[Any, ...], nxt: int, now_ms: int, event: Event
+    state: TableState,
+    round_fields: tuple[Any, ...],
+    nxt: int,
+    now_ms: int,
+    events: tuple[Event, ...],
 ) -> Transition:
     """The state after a play or pass that did not end the round: the round given as its
-    fields, ``nxt`` to act with a fresh clock (R4, R11, S3). Built with ``_new``: hot path."""
+    fields, ``nxt`` to act with a fresh clock (R4, R11, S3); the last of ``events`` is the
+    public last action. Built with ``_new``: hot path."""
     timing = state.timing
     new_state = _new(
         TableState,
@@ -455,10 +536,11 @@ def _next_turn(
             state.turn_number + 1,
             now_ms + (timing.turn_ms if state.connected[nxt] else timing.away_ms),
             NOBODY,
-            event,
+            events[-1],
+            state.rules,
         ),
     )
-    return _new(Transition, (new_state, (event,)))
+    return _new(Transition, (new_state, events))
 
 
 def _pass(state: TableState, command: Pass, now_ms: int) -> Transition:
@@ -471,76 +553,102 @@ def _pass(state: TableState, command: Pass, now_ms: int) -> Transition:
 
 
 def _pass_turn(
-    state: TableState, rnd: RoundState, seat: int, now_ms: int, auto: AutoCause
+    state: TableState,
+    rnd: RoundState,
+    seat: int,
+    now_ms: int,
+    auto: AutoCause,
+    drew: tuple[Event, ...] = (),
 ) -> Transition:
     left, right = rnd.left, rnd.right
     if rnd.hands[seat] & (FITS[left] | FITS[right]):
         raise errors.MustPlay("a tile of your hand fits")  # R9 (and the opener never passes)
+    if rnd.stock:
+        raise errors.MustDraw("nothing fits: draw from the stock")
     numbers = 1 << left | 1 << right
     passed = _with4(rnd.passed, seat, rnd.passed[seat] | numbers)  # R10
     passes = rnd.passes + 1
     event = _new(Passed, (seat, numbers, auto))
     chain, last = rnd.chain, rnd.last_layer
-    if passes == SEATS:  # R13: four passes one after another
+    extra = (rnd.stock, rnd.aside, rnd.lead, rnd.drawn)
+    seats = state.rules.seats
+    if passes == seats:  # R13: every seat passed, one after another (the stock is empty)
         ended = _new(
             RoundState,
-            (rnd.number, rnd.opener, rnd.hands, chain, left, right, seat, passes, passed, last),
+            (
+                rnd.number,
+                rnd.opener,
+                rnd.hands,
+                chain,
+                left,
+                right,
+                seat,
+                passes,
+                passed,
+                last,
+                *extra,
+            ),
         )
-        return _end_round(state, ended, Outcome.BLOCKED, now_ms, event)
-    nxt = (seat + 1) & 3
+        return _end_round(state, ended, Outcome.BLOCKED, now_ms, event, drew)
+    nxt = seat + 1 if seat + 1 < seats else 0
     return _next_turn(
         state,
-        (rnd.number, rnd.opener, rnd.hands, chain, left, right, nxt, passes, passed, last),
+        (
+            rnd.number,
+            rnd.opener,
+            rnd.hands,
+            chain,
+            left,
+            right,
+            nxt,
+            passes,
+            passed,
+            last,
+            *extra,
+        ),
         nxt,
         now_ms,
-        event,
+        (*drew, event),
     )
 
 
-def score_round(rnd: RoundState, outcome: Outcome) -> RoundResult:
-    """Score an ended round: domino (R12), blocked (R13) or blocked tie (R14); one scorer (R15).
-
-    For ``Outcome.DOMINO`` the seat that laid last (``rnd.last_layer``) emptied its hand.
-    For ``Outcome.BLOCKED`` the lighter team scores the other's total; on a tie the outcome
-    becomes ``BLOCKED_TIE`` and the team that laid the last tile scores.
-    """
-    pips = [points(hand) for hand in rnd.hands]
-    team_pips = (pips[0] + pips[2], pips[1] + pips[3])
-    last_team = team_of(rnd.last_layer)
-    domino_seat = NOBODY
-    if outcome is Outcome.DOMINO:
-        domino_seat = rnd.last_layer
-        scorer = last_team
-    elif team_pips[0] != team_pips[1]:
-        scorer = 0 if team_pips[0] < team_pips[1] else 1
-    else:
-        outcome = Outcome.BLOCKED_TIE
-        scorer = last_team
-    return RoundResult(
-        number=rnd.number,
-        opener=rnd.opener,
-        outcome=outcome,
-        scoring_team=scorer,
-        points=team_pips[1 - scorer],  # the other team's pips (R12: partner's never count)
-        domino_seat=domino_seat,
-        team_pips=team_pips,
-        last_tile_team=last_team,
-        hands=rnd.hands,
+def _draw(state: TableState, command: Draw, now_ms: int) -> Transition:
+    """Draw one tile (issue 19): the turn goes on with the same clock (``turn_number`` and
+    the deadline unchanged), so the seat then lays the tile or draws again."""
+    seat = command.seat
+    rnd = _round_in_play(state)
+    if seat != rnd.turn:
+        _require_seated(state, seat)
+        raise errors.NotYourTurn(f"seat {rnd.turn} is to play")
+    if rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right]):
+        raise errors.MustPlay("a tile of your hand fits")
+    if not rnd.stock:
+        raise errors.CannotDraw("the stock is empty" if state.rules.draw else "no stock here")
+    event = Drew(seat, 1)
+    new_state = state._replace(
+        version=state.version + 1, round=draw_one(rnd, seat), last_action=event
     )
+    return Transition(new_state, (event,))
 
 
 def _end_round(
-    state: TableState, rnd: RoundState, outcome: Outcome, now_ms: int, event: Event
+    state: TableState,
+    rnd: RoundState,
+    outcome: Outcome,
+    now_ms: int,
+    event: Event,
+    drew: tuple[Event, ...] = (),
 ) -> Transition:
-    result = score_round(rnd, outcome)
+    """Score the round (:mod:`.scoring`) and end it; the game ends when the scoring side
+    reached the target (R17). A round nobody scored (a tie under ``BlockedTie.NOBODY``)
+    changes no score."""
+    result = score_round(rnd, outcome, state.rules)
     scorer = result.scoring_team
-    scores = (
-        (state.scores[0] + result.points, state.scores[1])
-        if scorer == 0
-        else (state.scores[0], state.scores[1] + result.points)
-    )
-    ended: tuple[Event, ...] = (event, RoundEnded(result))
-    finished = scores[scorer] >= state.target  # R17
+    scores = state.scores
+    if scorer != NOBODY:
+        scores = tuple(v + result.points if i == scorer else v for i, v in enumerate(scores))
+    ended: tuple[Event, ...] = (*drew, event, RoundEnded(result))
+    finished = scorer != NOBODY and scores[scorer] >= state.target  # R17
     new_state = state._replace(
         version=state.version + 1,
         phase=Phase.FINISHED if finished else Phase.ROUND_OVER,
@@ -568,10 +676,17 @@ def _expire(state: TableState, command: Expire, now_ms: int) -> Transition:
     rnd = _round_in_play(state)
     seat = rnd.turn
     cause = AutoCause.TIMEOUT if state.connected[seat] else AutoCause.AWAY
+    drew: tuple[Event, ...] = ()
+    count = draws_to_fit(rnd, seat)
+    if count:  # draw until a tile fits, or the stock is empty (issue 19)
+        for _ in range(count):
+            rnd = draw_one(rnd, seat)
+        state = state._replace(round=rnd)
+        drew = (Drew(seat, count, cause),)
     choice = auto_play_choice(state)
     if isinstance(choice, Play):
-        return _play(state, choice, now_ms, cause)
-    return _pass_turn(state, rnd, seat, now_ms, cause)
+        return _play(state, choice, now_ms, cause, drew)
+    return _pass_turn(state, rnd, seat, now_ms, cause, drew)
 
 
 def _with4(values: tuple[Any, Any, Any, Any], index: int, value: Any) -> Any:
@@ -591,6 +706,7 @@ _HANDLERS: dict[type, Callable[[Any, Any, int], Transition]] = {
     Start: _start,
     Play: _play,
     Pass: _pass,
+    Draw: _draw,
     SetPresence: _set_presence,
     Expire: _expire,
 }

@@ -26,9 +26,11 @@ class RuleError(Exception):
     reason: ClassVar[str] = "UNSPECIFIED"
     kind: ClassVar[ErrorKind] = ErrorKind.FAILED_PRECONDITION
 
-    def __init__(self, message: str = "") -> None:
+    def __init__(self, message: str = "", *, field: str = "") -> None:
         super().__init__(message or self.reason)
         self.message = message or self.reason
+        #: The argument the refusal is about (e.g. ``"hand_size"``), when there is one.
+        self.field = field
 
 
 class _InvalidArgumentError(RuleError):
@@ -146,7 +148,41 @@ class TimerStale(_FailedPreconditionError):
     reason = "TIMER_STALE"
 
 
-#: Every reason code the engine can raise.
+class RulesInvalid(_InvalidArgumentError):
+    """A rule set, or a preset's adjustment, outside what its seed allows (issue 19): a
+    seat count, hand size, turn time or preset name; ``field`` names the argument."""
+
+    reason = "RULES_INVALID"
+
+
+class RulesUnavailable(_FailedPreconditionError):
+    """A rule set this engine cannot play yet (``Scoring.ALL_FIVES``: the spinner is not
+    available yet); ``field`` names the part (``"scoring"``)."""
+
+    reason = "RULES_UNAVAILABLE"
+
+
+class MustDraw(_FailedPreconditionError):
+    """A pass refused because nothing fits but the stock still holds tiles (draw first)."""
+
+    reason = "MUST_DRAW"
+
+
+class CannotDraw(_FailedPreconditionError):
+    """A draw refused: the rule set has no stock, or the stock is empty (a draw refused
+    because a tile fits is ``MustPlay``)."""
+
+    reason = "CANNOT_DRAW"
+
+
+#: Reasons of the rule sets of issue 19, which the contract adds to ``ErrorReason``; kept
+#: apart from ``ALL_REASONS`` (the reasons the contract already has) until it does.
+RULE_SET_REASONS: frozenset[str] = frozenset(
+    cls.reason for cls in (RulesInvalid, RulesUnavailable, MustDraw, CannotDraw)
+)
+
+#: Every reason code the engine can raise under the classic rule set (the contract's; the
+#: rule sets add ``RULE_SET_REASONS``).
 ALL_REASONS: frozenset[str] = frozenset(
     cls.reason
     for cls in (

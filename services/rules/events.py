@@ -64,6 +64,15 @@ class Passed(NamedTuple):
     auto: AutoCause
 
 
+class Drew(NamedTuple):
+    """``seat`` drew ``count`` tiles from the stock (issue 19); which tiles is never said:
+    only the drawer's own view shows them, in its hand."""
+
+    seat: int
+    count: int  # type: ignore[assignment]  # the contract's name; shadows tuple.count
+    auto: AutoCause = AutoCause.NONE
+
+
 class RoundEnded(NamedTuple):
     """A round ended (R12-R15)."""
 
@@ -71,10 +80,10 @@ class RoundEnded(NamedTuple):
 
 
 class GameEnded(NamedTuple):
-    """A team reached the target (R17)."""
+    """A side reached the target (R17); ``scores`` per side."""
 
     winner: int
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
 
 
 class PresenceChanged(NamedTuple):
@@ -93,6 +102,7 @@ Event = (
     | RoundDealt
     | TileLaid
     | Passed
+    | Drew
     | RoundEnded
     | GameEnded
     | PresenceChanged

@@ -10,10 +10,13 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from .rulesets import CLASSIC, RuleSet
+
 if TYPE_CHECKING:
     from .events import Event
 
-#: Seats per table (R1).
+#: Seats per table (R1); the most a rule set has. Per-seat tuples always have four entries,
+#: the seats a rule set does not use empty.
 SEATS: Final = 4
 #: Default target (R16).
 DEFAULT_TARGET: Final = 100
@@ -78,6 +81,11 @@ class RoundState(NamedTuple):
     numbers (``tiles.NO_END`` while the chain is empty). ``passes`` counts consecutive passes
     (four block the round, R13); ``passed`` is the per-seat mask of numbers passed on (R10);
     ``last_layer`` is the seat that laid the latest tile (R14).
+
+    Rule sets with a stock (issue 19): ``stock`` holds the undealt drawable tiles in draw
+    order (the next drawn first), ``aside`` the mask of tiles neither dealt nor drawable,
+    ``lead`` the tile the opener must lay (``NOBODY``: any tile) and ``drawn`` how many tiles
+    each seat drew this round (public). Classic rounds keep the defaults.
     """
 
     number: int
@@ -90,10 +98,19 @@ class RoundState(NamedTuple):
     passes: int
     passed: tuple[int, int, int, int]
     last_layer: int
+    stock: tuple[int, ...] = ()
+    aside: int = 0
+    lead: int = NOBODY
+    drawn: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 class RoundResult(NamedTuple):
-    """The summary of an ended round (D1): outcome, the one scoring team (R15), and why."""
+    """The summary of an ended round (D1): outcome, the one scoring team (R15), and why.
+
+    "Team" reads "side" under rule sets without teams (a side is a seat, issue 19):
+    ``scoring_team`` is the scoring side (``NOBODY`` when a blocked tie scores nothing),
+    ``team_pips`` the pips of each side, ``last_tile_team`` the side of the last tile laid.
+    """
 
     number: int
     opener: int
@@ -101,13 +118,17 @@ class RoundResult(NamedTuple):
     scoring_team: int
     points: int
     domino_seat: int
-    team_pips: tuple[int, int]
+    team_pips: tuple[int, ...]
     last_tile_team: int
     hands: tuple[int, int, int, int]
 
 
 class TableState(NamedTuple):
     """Everything about one table at one version. ``seed`` (the deals' secret) is never shown.
+
+    ``rules`` is the rule set chosen at ``Create``, fixed for the table's life; ``scores``
+    has one entry per side (two teams for classic, else one per seat), and ``winner`` is a
+    side. ``names`` and ``connected`` always have four entries (unused seats empty).
 
     ``turn_number`` counts the clocks started (turns and breaks); a timer expiry names it so
     a late one is recognised. ``deadline_ms`` is when the running clock ends (0 when none
@@ -123,13 +144,14 @@ class TableState(NamedTuple):
     connected: tuple[bool, bool, bool, bool]
     seed: int
     timing: Timing
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
     round: RoundState | None
     last_result: RoundResult | None
     turn_number: int
     deadline_ms: int
     winner: int
     last_action: Event
+    rules: RuleSet = CLASSIC
 
 
 def team_of(seat: int) -> int:
@@ -139,4 +161,4 @@ def team_of(seat: int) -> int:
 
 def is_seated(state: TableState, seat: int) -> bool:
     """Whether ``seat`` is a seat number with a player on it (an empty name is a free seat)."""
-    return 0 <= seat < SEATS and state.names[seat] != ""
+    return 0 <= seat < state.rules.seats and state.names[seat] != ""

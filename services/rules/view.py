@@ -4,6 +4,11 @@
 towards a client. It copies the public state (chain, tile counts, passes, scores, target,
 turn and deadline) and the seat's own hand; other seats' hands appear only in the summary of
 a round that is over (D1). The seed of the deals never appears.
+
+Under every rule set (issue 19) the view also carries the rule set, the number of tiles in
+the stock (never which), one score per side, each seat's side and how many tiles it drew
+this round, and whether the seat may draw; ``seats`` lists the rule set's seats only. A
+tile drawn by another seat never appears: ``Drew`` tells who drew and how many.
 """
 
 from __future__ import annotations
@@ -11,12 +16,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .commands import Play
-from .engine import can_pass, legal_moves
+from .engine import can_draw, can_pass, legal_moves
 from .events import Event
+from .rulesets import CLASSIC, RuleSet
 from .state import (
     HOST_SEAT,
     NOBODY,
-    SEATS,
     Phase,
     RoundResult,
     TableState,
@@ -26,7 +31,9 @@ from .tiles import NO_END, tiles_of
 
 
 class SeatPublic(NamedTuple):
-    """What everybody sees of one seat."""
+    """What everybody sees of one seat. ``team`` is ``NOBODY`` without teams; ``side`` is
+    the team, or the seat itself in individual play; ``drawn`` counts the tiles it drew from
+    the stock this round."""
 
     seat: int
     occupied: bool
@@ -36,6 +43,8 @@ class SeatPublic(NamedTuple):
     tile_count: int
     passed_on: tuple[int, ...]
     connected: bool
+    side: int = 0
+    drawn: int = 0
 
 
 class PlacedTile(NamedTuple):
@@ -50,14 +59,15 @@ class SeatView(NamedTuple):
     """One seat's view of the table at one version (mirrors ``dominos.v1.TableView``).
 
     ``turn_seat``, ``left_end`` and ``right_end`` are ``NOBODY`` when unset; ``winner`` is a
-    team index or ``NOBODY``; ``last_round`` is set only while a round is over.
+    side index or ``NOBODY``; ``last_round`` is set only while a round is over. ``scores``
+    has one entry per side; ``stock_count`` is the number of tiles left to draw.
     """
 
     table_id: str
     version: int
     phase: Phase
     target: int
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
     seats: tuple[SeatPublic, ...]
     your_seat: int
     hand: tuple[int, ...]
@@ -74,24 +84,30 @@ class SeatView(NamedTuple):
     winner: int
     last_action: Event
     consecutive_passes: int
+    rules: RuleSet = CLASSIC
+    stock_count: int = 0
+    can_draw: bool = False
 
 
 def view_for(state: TableState, seat: int) -> SeatView:
     """What ``seat`` may see of ``state``: public facts plus its own hand, nothing more (S6)."""
     rnd = state.round
     live = state.phase is Phase.PLAYING
+    rules = state.rules
     seats = []
-    for s in range(SEATS):
+    for s in range(rules.seats):
         seats.append(
             SeatPublic(
                 seat=s,
                 occupied=state.names[s] != "",
                 name=state.names[s],
-                team=team_of(s),
+                team=team_of(s) if rules.teams else NOBODY,
                 host=s == HOST_SEAT,
                 tile_count=rnd.hands[s].bit_count() if rnd is not None else 0,
                 passed_on=tuple(n for n in range(7) if rnd is not None and rnd.passed[s] >> n & 1),
                 connected=state.connected[s],
+                side=rules.side_of(s),
+                drawn=rnd.drawn[s] if rnd is not None else 0,
             )
         )
     chain: tuple[PlacedTile, ...] = ()
@@ -120,4 +136,7 @@ def view_for(state: TableState, seat: int) -> SeatView:
         winner=state.winner,
         last_action=state.last_action,
         consecutive_passes=rnd.passes if rnd is not None and live else 0,
+        rules=rules,
+        stock_count=len(rnd.stock) if rnd is not None else 0,
+        can_draw=can_draw(state, seat),
     )
