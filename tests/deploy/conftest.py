@@ -42,10 +42,11 @@ METRIC_MODULES = (
 #: Series Prometheus itself adds for every scrape target.
 SCRAPE_SERIES = frozenset({"up", "scrape_duration_seconds", "scrape_samples_scraped"})
 
+#: The series of each metric type (no ``_created``: services/common/metrics.py turns them off).
 _SUFFIXES = {
-    "counter": ("_total", "_created"),
-    "histogram": ("_bucket", "_sum", "_count", "_created"),
-    "summary": ("", "_sum", "_count", "_created"),
+    "counter": ("_total",),
+    "histogram": ("_bucket", "_sum", "_count"),
+    "summary": ("", "_sum", "_count"),
     "gaugehistogram": ("_bucket", "_gsum", "_gcount"),
     "info": ("_info",),
 }
@@ -126,6 +127,8 @@ _GRAFANA_VARIABLES = {
     "$__interval": "1m",
     "$__range": "1h",
     "$namespace": "dominos",
+    "$job": "dominos-table",
+    "$pod": "dominos-table-7d9f8b6c5d-x2x8q",
 }
 
 

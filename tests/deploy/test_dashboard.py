@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def test_every_panel_queries_the_datasource_variable(dashboard: dict[str, Any]) 
         for target in panel["targets"]:
             assert target["datasource"] == DATASOURCE, panel["title"]
             assert 'namespace=~"$namespace"' in target["expr"], panel["title"]
+            assert 'pod=~"$pod"' in target["expr"], f"{panel['title']}: filter by $pod"
 
 
 def test_ids_unique_and_layout_without_overlap(dashboard: dict[str, Any]) -> None:
@@ -106,3 +108,74 @@ def test_every_query_is_valid_promql(dashboard: dict[str, Any], tmp_path: Path) 
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
     out = run([promtool, "check", "rules", str(path)])
     assert f"SUCCESS: {len(rules)} rules found" in out
+
+
+def _panel(dashboard: dict[str, Any], title: str) -> dict[str, Any]:
+    (panel,) = [p for p in graph_panels(dashboard) if p["title"] == title]
+    return panel
+
+
+def _exprs(dashboard: dict[str, Any]) -> list[str]:
+    return [t["expr"] for p in graph_panels(dashboard) for t in p["targets"]]
+
+
+def test_replicas_up_is_red_at_zero(dashboard: dict[str, Any]) -> None:
+    panel = _panel(dashboard, "Replicas up")
+    defaults = panel["fieldConfig"]["defaults"]
+    steps = defaults["thresholds"]["steps"]
+    assert steps[0] == {"color": "red", "value": None}, "0 replicas (the base step) is red"
+    assert all(step["value"] is not None and step["value"] >= 1 for step in steps[1:])
+    assert steps[-1]["color"] == "green"
+    assert defaults["color"]["mode"] == "thresholds"
+    assert panel["options"]["colorMode"] in ("background", "value")
+    # One stat per namespace and service: several namespaces selected are never summed.
+    (target,) = panel["targets"]
+    assert target["expr"].startswith("sum by (namespace, job) (up{")
+
+
+def test_job_and_pod_variables_filter_every_query(dashboard: dict[str, Any]) -> None:
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    names = [v["name"] for v in dashboard["templating"]["list"]]
+    assert names.index("namespace") < names.index("job") < names.index("pod")
+    for name in ("job", "pod"):
+        variable = variables[name]
+        assert variable["type"] == "query" and variable["datasource"] == DATASOURCE
+        assert variable["multi"] is True and variable["includeAll"] is True
+        # All = the values the query found, so "All pods" still follows the chosen job.
+        assert "allValue" not in variable
+    assert '$namespace"' in variables["job"]["query"]["query"]
+    pod_query = variables["pod"]["query"]["query"]
+    assert 'job=~"$job"' in pod_query and 'namespace=~"$namespace"' in pod_query
+    for expr in _exprs(dashboard):
+        assert 'pod=~"$pod"' in expr, expr
+        assert 'job=~"$job"' in expr or "container_" in expr or "kube_pod_" in expr, expr
+
+
+def test_counts_use_a_fixed_window_not_the_zoom(dashboard: dict[str, Any]) -> None:
+    """increase() over $__rate_interval changes with the zoom: counts over a fixed window."""
+    for expr in _exprs(dashboard):
+        assert not re.search(r"increase\([^\[]*\[\$__rate_interval\]", expr), expr
+    rounds = _panel(dashboard, "Rounds ended per hour by outcome")
+    (target,) = rounds["targets"]
+    assert "increase(dominos_rounds_ended_total{" in target["expr"]
+    assert target["expr"].endswith("[1h]))")
+
+
+def test_cpu_against_requests_limits_and_throttling(dashboard: dict[str, Any]) -> None:
+    exprs = _exprs(dashboard)
+    container = 'container=~"table|timer|gateway"'
+
+    def one(*parts: str) -> str:
+        found = [e for e in exprs if all(part in e for part in parts)]
+        assert len(found) == 1, parts
+        return found[0]
+
+    requests = one("container_cpu_usage_seconds_total", "kube_pod_container_resource_requests")
+    limits = one("container_cpu_usage_seconds_total", "kube_pod_container_resource_limits")
+    throttled = one("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total")
+    for expr in (requests, limits):
+        assert 'resource="cpu"' in expr and container in expr
+        assert " / sum by (pod) (kube_pod_container_resource_" in expr
+    assert container in throttled and " / " in throttled
+    for title in ("CPU used / requested", "CPU used / limit", "CPU throttled"):
+        assert _panel(dashboard, title)["fieldConfig"]["defaults"]["unit"] == "percentunit"

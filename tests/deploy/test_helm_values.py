@@ -95,3 +95,22 @@ def test_nats_users_and_permissions_are_those_of_cluster_auth() -> None:
         else:
             assert publish == {"deny": [">"]}, identity
         assert user["permissions"]["subscribe"] == {"allow": list(expected.subscribe)}, identity
+
+
+def test_the_charts_monitors_carry_the_release_label_of_ours() -> None:
+    """kube-prometheus-stack only picks monitors labelled `release: <its name>`: the Redis
+    chart's ServiceMonitor and the NATS chart's PodMonitor carry the label the Dominos
+    ServiceMonitors carry, or Redis and NATS are silently unscraped."""
+    ours = {
+        doc["metadata"]["labels"]["release"]
+        for doc in yaml.safe_load_all((K8S / "base" / "servicemonitors.yaml").read_text())
+        if doc
+    }
+    assert len(ours) == 1
+    (release,) = ours
+    redis = load("redis-values.yaml")["metrics"]["serviceMonitor"]
+    assert redis["enabled"] is True
+    assert redis["additionalLabels"]["release"] == release
+    nats = load("nats-values.yaml")["promExporter"]["podMonitor"]
+    assert nats["enabled"] is True
+    assert nats["merge"]["metadata"]["labels"]["release"] == release

@@ -253,8 +253,8 @@ def manifests(overlay: str, rendered_overlays: dict[str, list[Manifest]]) -> lis
 def test_every_manifest_validates_strictly(manifests: list[Manifest], version: str) -> None:
     checked = 0
     for manifest in manifests:
-        if manifest["kind"] == "ServiceMonitor":
-            continue  # a CRD: checked against its own schema below
+        if manifest["kind"] in ("ServiceMonitor", "PrometheusRule"):
+            continue  # CRDs: checked against their own schema (PrometheusRule: test_alerts)
         try:
             kubernetes_validate.validate(manifest, version, strict=True)
         except kubernetes_validate.ValidationError as exc:
@@ -361,6 +361,25 @@ def test_resources_requests_and_limits(manifests: list[Manifest], service: str) 
     resources = container_of(manifests, service)["resources"]
     for section in ("requests", "limits"):
         assert set(resources[section]) == {"cpu", "memory"}, f"{service} {section}"
+
+
+def cpu_cores(quantity: str) -> float:
+    """A Kubernetes CPU quantity in cores ("1", "500m", "1.5")."""
+    return int(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_cpu_limit_is_at_most_one_core(manifests: list[Manifest], service: str) -> None:
+    """One process, one event loop: a limit above one core is never used (deploy/README.md,
+    prod scale-up.yaml); the request stays below the limit so throttling is visible."""
+    resources = container_of(manifests, service)["resources"]
+    limit = cpu_cores(str(resources["limits"]["cpu"]))
+    assert limit <= 1, f"{service}: CPU limit {limit} cores for a single event loop"
+    assert cpu_cores(str(resources["requests"]["cpu"])) <= limit
+
+
+def test_cpu_quantities_parse() -> None:
+    assert cpu_cores("2") == 2 and cpu_cores("500m") == 0.5 and cpu_cores("1") == 1
 
 
 @pytest.mark.parametrize("service", SERVICES)
@@ -708,6 +727,9 @@ class Cluster:
         self.redis = Pod("redis-node-0", ns, REDIS_LABELS, {}, REDIS_PORTS)
         self.redis2 = Pod("redis-node-1", ns, REDIS_LABELS, {}, REDIS_PORTS)
         self.dns = other_namespace("dns", "kube-system", {"k8s-app": "kube-dns"})
+        #: NodeLocal DNSCache: a hostNetwork pod on every node, reached at the link-local
+        #: 169.254.20.10 (or at the kube-dns Service IP, not DNATed): no selector matches it.
+        self.node_local_dns = Pod("node-local-dns at 169.254.20.10", None)
         self.prometheus = other_namespace(
             "prometheus", "monitoring", {"app.kubernetes.io/name": "prometheus"}
         )
@@ -766,6 +788,21 @@ def test_network_policies(manifests: list[Manifest]) -> None:
     for pod in c.services:
         assert connection_allowed(c.policies, pod, c.dns, 53, "UDP")
         assert connection_allowed(c.policies, pod, c.dns, 53, "TCP")
+
+
+def test_dns_works_with_node_local_dns_cache(manifests: list[Manifest]) -> None:
+    """DNS egress is open on port 53 whatever answers it (kube-dns pods, or the node-local
+    cache, which pod selectors cannot match), and that opening is DNS only."""
+    c = Cluster(manifests)
+    for pod in c.services:
+        for protocol in ("UDP", "TCP"):
+            assert connection_allowed(c.policies, pod, c.node_local_dns, 53, protocol)
+            assert connection_allowed(c.policies, pod, c.dns, 53, protocol)
+        for port in (80, 443, 5353, 6379, 4222):
+            assert not connection_allowed(c.policies, pod, c.node_local_dns, port), port
+            assert not connection_allowed(c.policies, pod, c.stranger, port), port
+        # Only the egress side opens: nobody may send to the Dominos pods on 53.
+        assert not connection_allowed(c.policies, c.neighbour, pod, 53, "UDP")
 
 
 def test_network_policies_of_nats(manifests: list[Manifest]) -> None:
