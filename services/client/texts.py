@@ -72,6 +72,22 @@ ERROR_SENTENCES: Final[dict[str, tuple[str, str]]] = {
         "That tile is no longer in your hand.",
     ),
     "GAME_OVER": ("La partie est terminée.", "The game is over."),
+    "RULES_INVALID": (
+        "Ces règles ne permettent pas ce choix (joueurs, dominos ou temps de jeu).",
+        "These rules do not offer that choice (players, tiles or turn time).",
+    ),
+    "RULES_UNAVAILABLE": (
+        "Ce jeu n'est pas encore disponible : choisissez-en un autre.",
+        "This game is not available yet: choose another one.",
+    ),
+    "MUST_DRAW": (
+        "Aucun domino ne va : piochez d'abord.",
+        "No tile fits: draw first.",
+    ),
+    "CANNOT_DRAW": (
+        "La pioche est vide, ou ce jeu n'en a pas.",
+        "The stock is empty, or this game has none.",
+    ),
     "VERSION_CONFLICT": (
         "La table a changé entre-temps : regardez-la et rejouez.",
         "The table changed meanwhile: look at it and play again.",

@@ -1,4 +1,4 @@
-"""The seven table commands of the contract, described once.
+"""The table commands of the contract, described once.
 
 Each :class:`CommandSpec` names a command's public RPC (``DominosService``), its field in the
 internal ``ExecuteRequest``/``ExecuteResponse`` envelope, its request and response messages,
@@ -20,6 +20,7 @@ __all__ = [
     "BY_FIELD",
     "COMMANDS",
     "CREATE_TABLE",
+    "DRAW_TILE",
     "JOIN_TABLE",
     "LEAVE_TABLE",
     "PASS",
@@ -86,6 +87,9 @@ PLAY_TILE: Final = CommandSpec(
     "PlayTile", "play_tile", gateway_pb2.PlayTileRequest, gateway_pb2.PlayTileResponse
 )
 PASS: Final = CommandSpec("Pass", "pass", gateway_pb2.PassRequest, gateway_pb2.PassResponse)
+DRAW_TILE: Final = CommandSpec(
+    "DrawTile", "draw_tile", gateway_pb2.DrawTileRequest, gateway_pb2.DrawTileResponse
+)
 
 COMMANDS: Final = (
     CREATE_TABLE,
@@ -95,6 +99,7 @@ COMMANDS: Final = (
     START_GAME,
     PLAY_TILE,
     PASS,
+    DRAW_TILE,
 )
 #: The commands by their envelope field.
 BY_FIELD: Final[Mapping[str, CommandSpec]] = MappingProxyType({c.field: c for c in COMMANDS})

@@ -11,8 +11,9 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.rules import NOBODY, RoundResult, TableState, view_for
+from services.rules import NOBODY, RoundResult, RuleSet, TableState, view_for
 from services.rules.events import (
+    Drew,
     Event,
     Passed,
     PresenceChanged,
@@ -26,6 +27,16 @@ from services.rules.events import (
 from services.rules.tiles import HIGH, LOW, numbers_of, tiles_of
 
 _TEAMS = (game_pb2.TEAM_A, game_pb2.TEAM_B)
+#: The engine's preset names as the contract's ``Preset`` values.
+_PRESETS = {
+    "classic": game_pb2.PRESET_CLASSIC,
+    "family_draw": game_pb2.PRESET_FAMILY_DRAW,
+    "web_draw": game_pb2.PRESET_WEB_DRAW,
+    "web_block": game_pb2.PRESET_WEB_BLOCK,
+    "web_fives": game_pb2.PRESET_WEB_FIVES,
+    "app": game_pb2.PRESET_APP,
+    "site": game_pb2.PRESET_SITE,
+}
 
 
 def _enum(value: int) -> Any:
@@ -42,18 +53,45 @@ def _team(team: int) -> Any:
     return _TEAMS[team] if team != NOBODY else game_pb2.TEAM_UNSPECIFIED
 
 
-def _summary(result: RoundResult) -> game_pb2.RoundSummary:
+def rules_message(rules: RuleSet) -> game_pb2.RuleSet:
+    """The contract's ``RuleSet`` of an engine rule set (the enum numbers match)."""
+    return game_pb2.RuleSet(
+        preset=_PRESETS[rules.preset],
+        seats=rules.seats,
+        teams=rules.teams,
+        hand_size=rules.hand_size,
+        draw=rules.draw,
+        set_aside=rules.set_aside,
+        opener=_enum(rules.opener),
+        next_opener=_enum(rules.next_opener),
+        domino_score=_enum(rules.domino_score),
+        blocked_score=_enum(rules.blocked_score),
+        blocked_tie=_enum(rules.blocked_tie),
+        scoring=_enum(rules.scoring),
+        min_target=rules.min_target,
+        max_target=rules.max_target,
+        target_step=rules.target_step,
+        turn_seconds=rules.turn_seconds,
+    )
+
+
+def _summary(result: RoundResult, teams: bool) -> game_pb2.RoundSummary:
+    """The round summary; "team" fields only with teams, the side fields always (a side is
+    the team with teams, the seat without)."""
     summary = game_pb2.RoundSummary(
         round_number=result.number,
         outcome=_enum(result.outcome),
-        scoring_team=_team(result.scoring_team),
         points=result.points,
-        team_a_pips=result.team_pips[0],
-        team_b_pips=result.team_pips[1],
-        last_tile_team=_team(result.last_tile_team),
         tie_rule_applied=int(result.outcome) == game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
         opener_seat=result.opener,
+        side_pips=result.team_pips,
     )
+    if teams:
+        summary.scoring_team = _team(result.scoring_team)
+        summary.team_a_pips, summary.team_b_pips = result.team_pips[0], result.team_pips[1]
+        summary.last_tile_team = _team(result.last_tile_team)
+    if result.scoring_team != NOBODY:
+        summary.scoring_side = result.scoring_team
     if result.domino_seat != NOBODY:
         summary.domino_seat = result.domino_seat
     for seat, hand in enumerate(result.hands):
@@ -76,6 +114,11 @@ def _last_action(event: Event) -> game_pb2.LastAction:
         action.kind = game_pb2.ACTION_KIND_PASSED
         action.seat = event.seat
         action.passed_on.extend(numbers_of(event.numbers))
+        action.auto_play = _enum(event.auto)
+    elif isinstance(event, Drew):
+        action.kind = game_pb2.ACTION_KIND_DREW
+        action.seat = event.seat
+        action.drawn = event.count
         action.auto_play = _enum(event.auto)
     elif isinstance(event, SeatTaken):
         action.kind = game_pb2.ACTION_KIND_JOINED
@@ -101,23 +144,30 @@ def _last_action(event: Event) -> game_pb2.LastAction:
 def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
     """The contract's ``TableView`` of ``state`` for ``seat`` at the server time given."""
     view = view_for(state, seat)
+    teams = view.rules.teams
     message = game_pb2.TableView(
         table_id=view.table_id,
         version=view.version,
         phase=_enum(view.phase),
         target=view.target,
-        score_team_a=view.scores[0],
-        score_team_b=view.scores[1],
         your_seat=view.your_seat,
         can_pass=view.can_pass,
         turn_deadline_ms=view.deadline_ms,
         server_time_ms=server_time_ms,
         round_number=view.round_number,
         opener_seat=max(view.opener_seat, 0),
-        winner=_team(view.winner),
         consecutive_passes=view.consecutive_passes,
         last_action=_last_action(view.last_action),
+        rules=rules_message(view.rules),
+        stock_size=view.stock_count,
+        can_draw=view.can_draw,
+        side_scores=view.scores,
     )
+    if teams:
+        message.score_team_a, message.score_team_b = view.scores[0], view.scores[1]
+        message.winner = _team(view.winner)
+    if view.winner != NOBODY:
+        message.winner_side = view.winner
     for public in view.seats:
         message.seats.add(
             seat=public.seat,
@@ -128,6 +178,8 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
             tile_count=public.tile_count,
             passed_on=public.passed_on,
             connected=public.connected,
+            score=view.scores[public.side],
+            side=public.side,
         )
     message.hand.extend(tile_message(tile) for tile in view.hand)
     for move in view.legal_moves:
@@ -139,6 +191,8 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
     if view.left_end != NOBODY:
         message.left_end = view.left_end
         message.right_end = view.right_end
+        message.open_ends.add(end=game_pb2.END_LEFT, number=view.left_end)
+        message.open_ends.add(end=game_pb2.END_RIGHT, number=view.right_end)
     if view.last_round is not None:
-        message.last_round.CopyFrom(_summary(view.last_round))
+        message.last_round.CopyFrom(_summary(view.last_round, teams))
     return message

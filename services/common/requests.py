@@ -10,11 +10,20 @@ import hashlib
 from typing import Final
 
 import grpc
+from dominos.v1 import game_pb2
 from google.protobuf.message import Message
 
 from services.common import credentials
 from services.common.service_errors import Reason, ServiceError, invalid
-from services.rules import DEFAULT_TARGET, RuleError, validate_name, validate_target
+from services.rules import (
+    DEFAULT_TARGET,
+    RuleError,
+    RuleSet,
+    preset,
+    validate_name,
+    validate_rules,
+    validate_target,
+)
 from services.rules.tiles import tile_index
 
 MAX_REQUEST_ID_LENGTH: Final = 64
@@ -99,6 +108,42 @@ def target(value: int, *, zero_means_default: bool) -> int:
         return DEFAULT_TARGET
     try:
         return validate_target(value)
+    except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+
+
+#: The contract's presets (``dominos.v1.Preset``) by value: the engine's preset names.
+PRESET_NAMES: Final = {
+    game_pb2.PRESET_UNSPECIFIED: "classic",
+    game_pb2.PRESET_CLASSIC: "classic",
+    game_pb2.PRESET_FAMILY_DRAW: "family_draw",
+    game_pb2.PRESET_WEB_DRAW: "web_draw",
+    game_pb2.PRESET_WEB_BLOCK: "web_block",
+    game_pb2.PRESET_WEB_FIVES: "web_fives",
+    game_pb2.PRESET_APP: "app",
+    game_pb2.PRESET_SITE: "site",
+}
+
+
+def rules(choice: game_pb2.RuleChoice, target: int) -> tuple[RuleSet, int]:
+    """The rule set a host chose at creation (D9) and the table's target (0: the rule set's
+    default): a preset adjusted within its system's ranges, playable by this engine.
+    INVALID_ARGUMENT / RULES_INVALID (``field`` names what) or TARGET_INVALID for anything
+    else; FAILED_PRECONDITION / RULES_UNAVAILABLE for a rule set not playable yet. An unset
+    choice is the classic game, with today's checks."""
+    name = PRESET_NAMES.get(choice.preset)
+    if name is None:
+        raise invalid(Reason.RULES_INVALID, "unknown preset", field="preset")
+    try:
+        chosen = preset(
+            name,
+            seats=choice.seats or None,
+            hand_size=choice.hand_size or None,
+            turn_seconds=choice.turn_seconds or None,
+            teams=choice.teams if choice.HasField("teams") else None,
+        )
+        validate_rules(chosen)
+        return chosen, validate_target(target or chosen.target, chosen)
     except RuleError as exc:
         raise ServiceError.from_rule(exc) from None
 

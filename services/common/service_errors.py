@@ -36,6 +36,7 @@ class Reason(StrEnum):
     END_MALFORMED = "END_MALFORMED"
     ID_MALFORMED = "ID_MALFORMED"
     COMMAND_MISSING = "COMMAND_MISSING"
+    RULES_INVALID = "RULES_INVALID"
     TOKEN_MISSING = "TOKEN_MISSING"
     TOKEN_INVALID = "TOKEN_INVALID"
     NOT_HOST = "NOT_HOST"
@@ -52,6 +53,9 @@ class Reason(StrEnum):
     MUST_PLAY = "MUST_PLAY"
     GAME_OVER = "GAME_OVER"
     TIMER_STALE = "TIMER_STALE"
+    MUST_DRAW = "MUST_DRAW"
+    CANNOT_DRAW = "CANNOT_DRAW"
+    RULES_UNAVAILABLE = "RULES_UNAVAILABLE"
     VERSION_CONFLICT = "VERSION_CONFLICT"
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
     STREAM_REPLACED = "STREAM_REPLACED"
@@ -109,8 +113,10 @@ class ServiceError(Exception):
 
     @classmethod
     def from_rule(cls, error: RuleError) -> ServiceError:
-        """The status of an engine rejection: its kind gives the code, its reason the reason."""
-        return cls(_KIND_CODES[error.kind], Reason(error.reason), error.message)
+        """The status of an engine rejection: its kind gives the code, its reason the reason,
+        the field it names (if any) ``ErrorInfo.metadata["field"]``."""
+        metadata = {"field": error.field} if error.field else None
+        return cls(_KIND_CODES[error.kind], Reason(error.reason), error.message, metadata=metadata)
 
     def status(self) -> status_pb2.Status:
         """The ``google.rpc.Status`` sent in the trailer."""
@@ -168,9 +174,10 @@ def retry_delay_of(error: grpc.RpcError) -> float | None:
     return None
 
 
-def invalid(reason: Reason, message: str) -> ServiceError:
-    """INVALID_ARGUMENT with ``reason``."""
-    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+def invalid(reason: Reason, message: str, *, field: str = "") -> ServiceError:
+    """INVALID_ARGUMENT with ``reason`` (and the ``field`` it is about, if named)."""
+    metadata = {"field": field} if field else None
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message, metadata=metadata)
 
 
 async def abort(context: Any, error: ServiceError) -> NoReturn:

@@ -31,6 +31,7 @@ from services.common import credentials, requests
 from services.common.commands import (
     BY_FIELD,
     CREATE_TABLE,
+    DRAW_TILE,
     JOIN_TABLE,
     LEAVE_TABLE,
     PASS,
@@ -341,6 +342,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     StartGame = _forwarding(START_GAME)
     PlayTile = _forwarding(PLAY_TILE)
     Pass = _forwarding(PASS)
+    DrawTile = _forwarding(DRAW_TILE)
 
     @admitted
     async def GetTableView(  # noqa: N802

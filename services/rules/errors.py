@@ -175,14 +175,12 @@ class CannotDraw(_FailedPreconditionError):
     reason = "CANNOT_DRAW"
 
 
-#: Reasons of the rule sets of issue 19, which the contract adds to ``ErrorReason``; kept
-#: apart from ``ALL_REASONS`` (the reasons the contract already has) until it does.
+#: The reasons only rule sets other than classic raise (issue 19).
 RULE_SET_REASONS: frozenset[str] = frozenset(
     cls.reason for cls in (RulesInvalid, RulesUnavailable, MustDraw, CannotDraw)
 )
 
-#: Every reason code the engine can raise under the classic rule set (the contract's; the
-#: rule sets add ``RULE_SET_REASONS``).
+#: Every reason code the engine can raise (each one of the contract's ``ErrorReason``).
 ALL_REASONS: frozenset[str] = frozenset(
     cls.reason
     for cls in (
@@ -203,5 +201,9 @@ ALL_REASONS: frozenset[str] = frozenset(
         MustPlay,
         GameOver,
         TimerStale,
+        RulesInvalid,
+        RulesUnavailable,
+        MustDraw,
+        CannotDraw,
     )
 )

@@ -41,8 +41,10 @@ from services.common.schema import (
 )
 from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
 from services.rules import (
+    CLASSIC,
     Command,
     Create,
+    Draw,
     Expire,
     Join,
     Leave,
@@ -76,6 +78,7 @@ SeatedRequest = (
     | gateway_pb2.StartGameRequest
     | gateway_pb2.PlayTileRequest
     | gateway_pb2.PassRequest
+    | gateway_pb2.DrawTileRequest
 )
 _Answer = TypeVar("_Answer")
 _Written_co = TypeVar("_Written_co", covariant=True)
@@ -249,7 +252,10 @@ class TableApp:
         address's open lobbies (issue 15). A repeat of an earlier create costs no budget."""
         rid = requests.secret_request_id(request.request_id)
         host = requests.name(request.host_name)
-        target = requests.target(request.target, zero_means_default=True)
+        if request.HasField("rules"):
+            rules, target = requests.rules(request.rules, request.target)
+        else:
+            rules, target = CLASSIC, requests.target(request.target, zero_means_default=True)
         rid_hash = requests.request_hash(rid).hex()
         fingerprint = requests.fingerprint(request).hex()
         earlier = await self.store.created_by(rid_hash)
@@ -276,7 +282,7 @@ class TableApp:
         code = _drawn(credentials.new_code, shard)
         while await self.store.code_taken(code):  # 9.2e12 codes per shard: never loops
             code = _drawn(credentials.new_code, shard)
-        command = Create(table_id, host, target, self.policy.timing)
+        command = Create(table_id, host, target, self.policy.timing, rules)
         try:
             transition = create(command, now)
         except RuleError as exc:
@@ -682,6 +688,8 @@ class TableApp:
             return lambda seat: Play(seat, tile, end)
         if isinstance(request, gateway_pb2.PassRequest):
             return Pass
+        if isinstance(request, gateway_pb2.DrawTileRequest):
+            return Draw
         if isinstance(request, gateway_pb2.StartGameRequest):
             seed = secrets.randbits(128)
             return lambda seat: Start(seat, seed)

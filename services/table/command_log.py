@@ -10,8 +10,9 @@ entry, absolute ms for the first), then the payload of the kind:
 
 | kind | tag | payload |
 |---|---|---|
-| Create | 0x0_ | varint-prefixed UTF-8 table id, host name; varints target, turn, away, break |
-| Join | 0x1_ | varint-prefixed UTF-8 name |
+| Create | 0x00 | varint-prefixed UTF-8 table id, host name; varints target, turn, away, break |
+| Create (rule set) | 0x1F | as Create, then the varint-prefixed ``codec.encode_rules`` bytes |
+| Join | 0x10 | varint-prefixed UTF-8 name |
 | Leave | 0x2s | - |
 | SetTarget | 0x3s | varint target |
 | Start | 0x4s | 16 bytes seed, big-endian |
@@ -19,17 +20,20 @@ entry, absolute ms for the first), then the payload of the kind:
 | Pass | 0x6s | - |
 | SetPresence | 0x7s | 1 byte connected (0/1) |
 | Expire | 0x8_ | varint turn number |
+| Draw | 0x9s | - |
 
 A play costs about 4 bytes, so a whole game to 100 fits in about 1 KB.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from services.rules import (
+    CLASSIC,
     Command,
     Create,
+    Draw,
     Expire,
     Join,
     Leave,
@@ -42,6 +46,7 @@ from services.rules import (
     Timing,
 )
 from services.rules.binary import DecodeError, Reader, text, varint
+from services.rules.codec import CodecError, decode_rules, encode_rules
 
 
 class LogFormatError(DecodeError):
@@ -56,6 +61,8 @@ def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
         return bytes((0x50 | command.seat,)) + dt + bytes((command.tile << 2 | command.end,))
     if isinstance(command, Pass):
         return bytes((0x60 | command.seat,)) + dt
+    if isinstance(command, Draw):
+        return bytes((0x90 | command.seat,)) + dt
     if isinstance(command, Expire):
         return b"\x80" + dt + varint(command.turn_number)
     if isinstance(command, SetPresence):
@@ -70,14 +77,44 @@ def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
         return bytes((0x40 | command.seat,)) + dt + command.seed.to_bytes(16, "big")
     if isinstance(command, Create):
         t = command.timing
+        classic = command.rules == CLASSIC
+        rules = b"" if classic else _prefixed(encode_rules(command.rules))
         return (
-            b"\x00"
+            (b"\x00" if classic else b"\x1f")
             + dt
             + text(command.table_id)
             + text(command.host_name)
             + b"".join(varint(v) for v in (command.target, t.turn_ms, t.away_ms, t.break_ms))
+            + rules
         )
     raise TypeError(f"not a command: {command!r}")
+
+
+def _presence(reader: Reader, seat: int) -> SetPresence:
+    flag = reader.byte()
+    if flag > 1:
+        raise LogFormatError(f"bad presence flag {flag}")
+    return SetPresence(seat, flag == 1)
+
+
+def _play(reader: Reader, seat: int) -> Play:
+    packed = reader.byte()
+    return Play(seat, packed >> 2, packed & 3)
+
+
+#: The decoder of each entry kind (the tag's high nibble), given the reader and the seat.
+_DECODERS: dict[int, Callable[[Reader, int], Command]] = {
+    0x0: lambda reader, _: _create(reader, with_rules=False),
+    0x1: lambda reader, _: Join(reader.text()),
+    0x2: lambda _, seat: Leave(seat),
+    0x3: lambda reader, seat: SetTarget(seat, reader.varint()),
+    0x4: lambda reader, seat: Start(seat, int.from_bytes(reader.raw(16), "big")),
+    0x5: _play,
+    0x6: lambda _, seat: Pass(seat),
+    0x7: _presence,
+    0x8: lambda reader, _: Expire(reader.varint()),
+    0x9: lambda _, seat: Draw(seat),
+}
 
 
 def decode_log(data: bytes) -> list[LogEntry]:
@@ -87,37 +124,32 @@ def decode_log(data: bytes) -> list[LogEntry]:
     at_ms = 0
     while not reader.at_end:
         tag = reader.byte()
-        kind, seat = tag >> 4, tag & 0x0F
         at_ms += reader.varint()
-        command: Command
-        if kind == 0x5:
-            packed = reader.byte()
-            command = Play(seat, packed >> 2, packed & 3)
-        elif kind == 0x6:
-            command = Pass(seat)
-        elif kind == 0x8:
-            command = Expire(reader.varint())
-        elif kind == 0x7:
-            flag = reader.byte()
-            if flag > 1:
-                raise LogFormatError(f"bad presence flag {flag}")
-            command = SetPresence(seat, flag == 1)
-        elif kind == 0x1:
-            command = Join(reader.text())
-        elif kind == 0x2:
-            command = Leave(seat)
-        elif kind == 0x3:
-            command = SetTarget(seat, reader.varint())
-        elif kind == 0x4:
-            command = Start(seat, int.from_bytes(reader.raw(16), "big"))
-        elif kind == 0x0:
-            table_id, host = reader.text(), reader.text()
-            target, turn, away, pause = (reader.varint() for _ in range(4))
-            command = Create(table_id, host, target, Timing(turn, away, pause))
+        if tag == 0x1F:
+            command: Command = _create(reader, with_rules=True)
         else:
-            raise LogFormatError(f"unknown entry tag {tag:#x}")
+            decoder = _DECODERS.get(tag >> 4)
+            if decoder is None:
+                raise LogFormatError(f"unknown entry tag {tag:#x}")
+            command = decoder(reader, tag & 0x0F)
         entries.append((command, at_ms))
     return entries
+
+
+def _prefixed(data: bytes) -> bytes:
+    return varint(len(data)) + data
+
+
+def _create(reader: Reader, *, with_rules: bool) -> Create:
+    table_id, host = reader.text(), reader.text()
+    target, turn, away, pause = (reader.varint() for _ in range(4))
+    rules = CLASSIC
+    if with_rules:
+        try:
+            rules = decode_rules(reader.raw(reader.varint()))
+        except CodecError as exc:
+            raise LogFormatError(f"bad rule set in a create entry: {exc}") from exc
+    return Create(table_id, host, target, Timing(turn, away, pause), rules)
 
 
 def encode_log(entries: Iterable[LogEntry]) -> bytes:

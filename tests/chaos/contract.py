@@ -111,7 +111,13 @@ _PLAY: Final = {
 #: Per public RPC: status code → the reasons gateway.proto documents for it.
 RPC_ERRORS: Final[dict[str, dict[grpc.StatusCode, set[str]]]] = {
     "CreateTable": {
-        _S.INVALID_ARGUMENT: {"REQUEST_ID_MALFORMED", "NAME_INVALID", "TARGET_INVALID"},
+        _S.INVALID_ARGUMENT: {
+            "REQUEST_ID_MALFORMED",
+            "NAME_INVALID",
+            "TARGET_INVALID",
+            "RULES_INVALID",
+        },
+        _S.FAILED_PRECONDITION: {"RULES_UNAVAILABLE"},
         _S.RESOURCE_EXHAUSTED: {"RATE_LIMITED"},
         **_REUSED,
     },
@@ -133,7 +139,24 @@ RPC_ERRORS: Final[dict[str, dict[grpc.StatusCode, set[str]]]] = {
     "Pass": {
         **{code: set(reasons) for code, reasons in _PLAY.items()},
         _S.INVALID_ARGUMENT: {"REQUEST_ID_MALFORMED", "ID_MALFORMED"},
-        _S.FAILED_PRECONDITION: {"ROUND_NOT_IN_PLAY", "NOT_YOUR_TURN", "GAME_OVER", "MUST_PLAY"},
+        _S.FAILED_PRECONDITION: {
+            "ROUND_NOT_IN_PLAY",
+            "NOT_YOUR_TURN",
+            "GAME_OVER",
+            "MUST_PLAY",
+            "MUST_DRAW",
+        },
+    },
+    "DrawTile": {
+        **{code: set(reasons) for code, reasons in _PLAY.items()},
+        _S.INVALID_ARGUMENT: {"REQUEST_ID_MALFORMED", "ID_MALFORMED"},
+        _S.FAILED_PRECONDITION: {
+            "ROUND_NOT_IN_PLAY",
+            "NOT_YOUR_TURN",
+            "GAME_OVER",
+            "MUST_PLAY",
+            "CANNOT_DRAW",
+        },
     },
     "GetTableView": _READ,
     "WatchTable": _plus(_READ, ABORTED={"STREAM_REPLACED"}),

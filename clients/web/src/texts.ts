@@ -427,6 +427,22 @@ const REASONS: Readonly<Record<string, Entry>> = {
     fr: "La partie est terminée.",
     en: "The game is over.",
   },
+  RULES_INVALID: {
+    fr: "Ces règles ne permettent pas ce choix (joueurs, dominos ou temps de jeu).",
+    en: "These rules do not offer that choice (players, tiles or turn time).",
+  },
+  RULES_UNAVAILABLE: {
+    fr: "Ce jeu n'est pas encore disponible : choisissez-en un autre.",
+    en: "This game is not available yet: choose another one.",
+  },
+  MUST_DRAW: {
+    fr: "Aucun domino ne va : piochez d'abord.",
+    en: "No tile fits: draw first.",
+  },
+  CANNOT_DRAW: {
+    fr: "La pioche est vide, ou ce jeu n'en a pas.",
+    en: "The stock is empty, or this game has none.",
+  },
   VERSION_CONFLICT: {
     fr: "La table a changé entre-temps : regardez à nouveau et rejouez.",
     en: "The table changed meanwhile: look again and play again.",

@@ -4,7 +4,9 @@ and while a round is live no seat's message carries a tile of another seat's han
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import pytest
 from dominos.v1 import game_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,21 +14,29 @@ from hypothesis import strategies as st
 from services.common.projection import table_view, tile_message
 from services.rules import (
     NOBODY,
+    Draw,
     Expire,
     Leave,
     Pass,
     Phase,
     Play,
     RoundResult,
+    RuleSet,
     SeatView,
     SetPresence,
     SetTarget,
     Start,
     TableState,
     apply,
+    can_draw,
+    legal_moves,
     view_for,
 )
+from services.rules import (
+    PRESETS as PRESET_RULES,
+)
 from services.rules.events import (
+    Drew,
     Event,
     Passed,
     PresenceChanged,
@@ -41,6 +51,7 @@ from services.rules.state import AutoCause, End, Outcome
 from services.rules.tiles import HIGH, INDEX, LOW, numbers_of, tile_index
 from testing.games import drive, new_game, tiles_in
 from tests.unit.rules.builders import NOW, TIMING, in_play, lobby
+from tests.unit.rules.rule_builders import lobby_of
 
 SERVER_TIME = 1_767_225_612_345
 TEAMS = {NOBODY: game_pb2.TEAM_UNSPECIFIED, 0: game_pb2.TEAM_A, 1: game_pb2.TEAM_B}
@@ -53,6 +64,16 @@ ACTION_KINDS = {
     TileLaid: game_pb2.ACTION_KIND_PLAYED,
     Passed: game_pb2.ACTION_KIND_PASSED,
     PresenceChanged: game_pb2.ACTION_KIND_PRESENCE,
+    Drew: game_pb2.ACTION_KIND_DREW,
+}
+PRESETS = {
+    "classic": game_pb2.PRESET_CLASSIC,
+    "family_draw": game_pb2.PRESET_FAMILY_DRAW,
+    "web_draw": game_pb2.PRESET_WEB_DRAW,
+    "web_block": game_pb2.PRESET_WEB_BLOCK,
+    "web_fives": game_pb2.PRESET_WEB_FIVES,
+    "app": game_pb2.PRESET_APP,
+    "site": game_pb2.PRESET_SITE,
 }
 LEFT, RIGHT = int(End.LEFT), int(End.RIGHT)
 
@@ -68,16 +89,26 @@ def halves(tile: int) -> tuple[int, int]:
 # --- the mirror of view_for -----------------------------------------------------------------
 
 
-def assert_summary_mirrors(summary: game_pb2.RoundSummary, result: RoundResult) -> None:
+def assert_summary_mirrors(
+    summary: game_pb2.RoundSummary, result: RoundResult, teams: bool = True
+) -> None:
     assert summary.round_number == result.number
     assert summary.outcome == int(result.outcome)
-    assert summary.scoring_team == TEAMS[result.scoring_team]
     assert summary.points == result.points
     assert summary.HasField("domino_seat") is (result.outcome is Outcome.DOMINO)
     if result.outcome is Outcome.DOMINO:
         assert summary.domino_seat == result.domino_seat
-    assert (summary.team_a_pips, summary.team_b_pips) == result.team_pips
-    assert summary.last_tile_team == TEAMS[result.last_tile_team]
+    assert tuple(summary.side_pips) == result.team_pips
+    assert summary.HasField("scoring_side") is (result.scoring_team != NOBODY)
+    if result.scoring_team != NOBODY:
+        assert summary.scoring_side == result.scoring_team
+    if teams:
+        assert summary.scoring_team == TEAMS[result.scoring_team]
+        assert (summary.team_a_pips, summary.team_b_pips) == result.team_pips
+        assert summary.last_tile_team == TEAMS[result.last_tile_team]
+    else:
+        assert summary.scoring_team == game_pb2.TEAM_UNSPECIFIED
+        assert (summary.team_a_pips, summary.team_b_pips) == (0, 0)
     assert summary.tie_rule_applied is (result.outcome is Outcome.BLOCKED_TIE)
     assert summary.opener_seat == result.opener
     assert [h.seat for h in summary.hands] == [0, 1, 2, 3]
@@ -100,8 +131,9 @@ def assert_action_mirrors(action: game_pb2.LastAction, event: Event) -> None:
         assert list(action.passed_on) == list(numbers_of(event.numbers))
     else:
         assert list(action.passed_on) == []
-    auto = event.auto if isinstance(event, (TileLaid, Passed)) else AutoCause.NONE
+    auto = event.auto if isinstance(event, (TileLaid, Passed, Drew)) else AutoCause.NONE
     assert action.auto_play == int(auto)
+    assert action.drawn == (event.count if isinstance(event, Drew) else 0)
     assert action.connected is (isinstance(event, PresenceChanged) and event.connected)
 
 
@@ -129,29 +161,67 @@ CHECKED_FIELDS = {
     "winner",
     "last_action",
     "consecutive_passes",
+    "rules",
+    "stock_size",
+    "can_draw",
+    "open_ends",
+    "up_arm",
+    "down_arm",
+    "spinner_index",
+    "side_scores",
+    "winner_side",
 }
+
+
+def assert_rules_mirror(message: game_pb2.RuleSet, rules: RuleSet) -> None:
+    assert message.preset == PRESETS[rules.preset]
+    assert (message.seats, message.teams, message.hand_size) == (
+        rules.seats,
+        rules.teams,
+        rules.hand_size,
+    )
+    assert (message.draw, message.set_aside) == (rules.draw, rules.set_aside)
+    assert (int(message.opener), int(message.next_opener)) == (rules.opener, rules.next_opener)
+    assert (
+        int(message.domino_score),
+        int(message.blocked_score),
+        int(message.blocked_tie),
+    ) == (rules.domino_score, rules.blocked_score, rules.blocked_tie)
+    assert int(message.scoring) == rules.scoring
+    assert (message.min_target, message.max_target, message.target_step) == (
+        rules.min_target,
+        rules.max_target,
+        rules.target_step,
+    )
+    assert message.turn_seconds == rules.turn_seconds
 
 
 def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: int) -> None:
     """Every field of the message is the matching field of ``view``."""
+    teams = view.rules.teams
     assert message.table_id == view.table_id
     assert message.version == view.version
     assert message.phase == int(view.phase)
     assert message.target == view.target
-    assert (message.score_team_a, message.score_team_b) == view.scores
-    assert len(message.seats) == 4
+    assert tuple(message.side_scores) == view.scores
+    assert (message.score_team_a, message.score_team_b) == (view.scores if teams else (0, 0))
+    assert len(message.seats) == view.rules.seats
     for info, public in zip(message.seats, view.seats, strict=True):
         assert (info.seat, info.occupied, info.name) == (public.seat, public.occupied, public.name)
         assert info.team == TEAMS[public.team]
         assert (info.host, info.connected) == (public.host, public.connected)
         assert info.tile_count == public.tile_count
         assert tuple(info.passed_on) == public.passed_on
+        assert (info.side, info.score) == (public.side, view.scores[public.side])
     assert message.your_seat == view.your_seat
     assert [pair(t) for t in message.hand] == [halves(t) for t in view.hand]
-    assert [(pair(m.tile), m.end) for m in message.legal_moves] == [
-        (halves(p.tile), p.end) for p in view.legal_moves
+    assert [(pair(m.tile), m.end, m.points) for m in message.legal_moves] == [
+        (halves(p.tile), p.end, 0) for p in view.legal_moves
     ]
     assert message.can_pass is view.can_pass
+    assert message.can_draw is view.can_draw
+    assert message.stock_size == view.stock_count
+    assert_rules_mirror(message.rules, view.rules)
     assert message.HasField("turn_seat") is (view.turn_seat != NOBODY)
     if view.turn_seat != NOBODY:
         assert message.turn_seat == view.turn_seat
@@ -160,6 +230,8 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
     assert message.round_number == view.round_number
     assert message.opener_seat == max(view.opener_seat, 0)
     assert [(p.left, p.right, p.seat) for p in message.chain] == list(view.chain)
+    assert list(message.up_arm) == [] and list(message.down_arm) == []  # no spinner yet
+    assert not message.HasField("spinner_index")
     assert message.HasField("left_end") is (view.left_end != NOBODY)
     assert message.HasField("right_end") is (view.right_end != NOBODY)
     assert message.HasField("left_end") is bool(view.chain)
@@ -167,10 +239,19 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
         assert (message.left_end, message.right_end) == (view.left_end, view.right_end)
         assert message.left_end == message.chain[0].left
         assert message.right_end == message.chain[-1].right
+        assert [(e.end, e.number) for e in message.open_ends] == [
+            (LEFT, view.left_end),
+            (RIGHT, view.right_end),
+        ]
+    else:
+        assert list(message.open_ends) == []
     assert message.HasField("last_round") is (view.last_round is not None)
     if view.last_round is not None:
-        assert_summary_mirrors(message.last_round, view.last_round)
-    assert message.winner == TEAMS[view.winner]
+        assert_summary_mirrors(message.last_round, view.last_round, teams)
+    assert message.winner == (TEAMS[view.winner] if teams else game_pb2.TEAM_UNSPECIFIED)
+    assert message.HasField("winner_side") is (view.winner != NOBODY)
+    if view.winner != NOBODY:
+        assert message.winner_side == view.winner
     assert_action_mirrors(message.last_action, view.last_action)
     assert message.consecutive_passes == view.consecutive_passes
 
@@ -203,7 +284,46 @@ def test_every_field_mirrors_view_for_in_every_phase_and_for_every_seat() -> Non
             phases.add(message.phase)
             kinds.add(message.last_action.kind)
     assert phases == {int(p) for p in Phase}
-    assert kinds == set(ACTION_KINDS.values())
+    assert kinds == set(ACTION_KINDS.values()) - {game_pb2.ACTION_KIND_DREW}
+
+
+def _preset_game(rules: RuleSet, rng: random.Random) -> list[TableState]:
+    """Every state of one game under ``rules``: random legal moves, draws and passes, and
+    now and then a clock running out (auto-play draws and plays)."""
+    state = apply(lobby_of(rules), Start(0, rng.getrandbits(128)), NOW).state
+    states, now = [state], NOW
+    for _ in range(3_000):
+        if state.phase in (Phase.FINISHED, Phase.CLOSED):
+            break
+        now += 1_000
+        rnd = state.round
+        if state.phase is not Phase.PLAYING or rnd is None or rng.random() < 0.1:
+            command: Any = Expire(state.turn_number)
+            now = max(now, state.deadline_ms)
+        elif moves := legal_moves(state, rnd.turn):
+            command = rng.choice(moves)
+        elif can_draw(state, rnd.turn):
+            command = Draw(rnd.turn)
+        else:
+            command = Pass(rnd.turn)
+        state = apply(state, command, now).state
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("name", [n for n in PRESET_RULES if n != "web_fives"])
+def test_every_field_mirrors_view_for_under_every_preset(name: str) -> None:
+    """D9: the same faithful copy under every rule set: sides, stock, draws, rules."""
+    rules = PRESET_RULES[name]
+    kinds: set[int] = set()
+    for number in range(2):
+        for state in _preset_game(rules, random.Random(number)):
+            for seat in range(rules.seats):
+                message = table_view(state, seat, SERVER_TIME)
+                assert_mirrors(message, view_for(state, seat), SERVER_TIME)
+                kinds.add(message.last_action.kind)
+    if rules.draw and rules.stock_size:
+        assert game_pb2.ACTION_KIND_DREW in kinds
 
 
 # --- particular fields ----------------------------------------------------------------------

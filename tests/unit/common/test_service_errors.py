@@ -42,7 +42,18 @@ EXPECTED_CODES = {
     e.MustPlay: grpc.StatusCode.FAILED_PRECONDITION,
     e.GameOver: grpc.StatusCode.FAILED_PRECONDITION,
     e.TimerStale: grpc.StatusCode.FAILED_PRECONDITION,
+    e.RulesInvalid: grpc.StatusCode.INVALID_ARGUMENT,
+    e.RulesUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    e.MustDraw: grpc.StatusCode.FAILED_PRECONDITION,
+    e.CannotDraw: grpc.StatusCode.FAILED_PRECONDITION,
 }
+
+
+def test_a_rejection_naming_a_field_carries_it_in_the_error_info() -> None:
+    """A rule choice refused says which part (``ErrorInfo.metadata["field"]``, D9)."""
+    error = ServiceError.from_rule(e.RulesInvalid("no such seat count", field="seats"))
+    assert (error.reason, error.metadata) == (Reason.RULES_INVALID, {"field": "seats"})
+    assert ServiceError.from_rule(e.MustPlay("a tile fits")).metadata == {}
 
 
 class FakeRpcError(grpc.RpcError):  # type: ignore[misc]

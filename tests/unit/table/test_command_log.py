@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import random
 import statistics
+from typing import Final
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.rules import (
+    CLASSIC,
     Command,
     Create,
+    Draw,
     Expire,
     Join,
     Leave,
@@ -24,6 +27,7 @@ from services.rules import (
     SetTarget,
     Start,
     Timing,
+    preset,
     replay,
 )
 from services.rules.state import End
@@ -45,7 +49,16 @@ EVERY_KIND: list[LogEntry] = [
     (SetPresence(1, False), EPOCH_MS + 80_500),
     (SetPresence(1, True), EPOCH_MS + 81_000),
     (Expire(300), EPOCH_MS + 126_000),
+    (Draw(3), EPOCH_MS + 126_500),  # not Draw(2): it would equal Pass(2) as a tuple
 ]
+#: A create entry of a table with another rule set (D9): its rule set is in the log.
+SITE_CREATE: Final = Create(
+    "Qm9uam91ciBsZXMgYW1pcw",
+    "Zoé",
+    200,
+    Timing(45_000, 5_000, 10_000),
+    preset("site", seats=3, turn_seconds=20),
+)
 
 
 def _entry_sizes(entries: list[LogEntry]) -> list[int]:
@@ -129,7 +142,29 @@ def test_entry_tags_follow_the_documented_layout_kind_then_seat() -> None:
     assert tags[Pass(2)] == 0x62
     assert tags[SetPresence(1, True)] == 0x71
     assert tags[Expire(300)] == 0x80
+    assert tags[Draw(3)] == 0x93
     assert encode_entry(EVERY_KIND[0][0], 0, 0)[0] == 0x00
+    assert encode_entry(SITE_CREATE, 0, 0)[0] == 0x1F
+
+
+def test_a_table_of_another_rule_set_keeps_its_rule_set_in_the_log() -> None:
+    """D9: the rule set chosen at creation is replayed with the table; a classic create
+    entry stays the same bytes as before rule sets existed."""
+    log = encode_log(
+        [(SITE_CREATE, EPOCH_MS), (Join("Bob"), EPOCH_MS + 5), (Draw(1), EPOCH_MS + 9)]
+    )
+    assert decode_log(log) == [
+        (SITE_CREATE, EPOCH_MS),
+        (Join("Bob"), EPOCH_MS + 5),
+        (Draw(1), EPOCH_MS + 9),
+    ]
+    classic = EVERY_KIND[0][0]
+    assert isinstance(classic, Create) and classic.rules == CLASSIC
+    decoded = decode_log(encode_log([(classic, EPOCH_MS)]))[0][0]
+    assert isinstance(decoded, Create) and decoded.rules == CLASSIC
+    assert encode_entry(classic, 0, 0) == encode_entry(classic._replace(rules=CLASSIC), 0, 0)
+    with pytest.raises(LogFormatError, match="rule set"):
+        decode_log(b"\x1f" + encode_entry(classic, 0, 0)[1:] + b"\x02\xff\xff")
 
 
 def test_a_play_costs_four_bytes_within_sixteen_seconds_of_the_previous_entry() -> None:
@@ -209,7 +244,7 @@ def test_a_log_cut_inside_any_entry_is_rejected() -> None:
                 decode_log(data[:cut])
 
 
-@pytest.mark.parametrize("kind", range(0x9, 0x10))
+@pytest.mark.parametrize("kind", range(0xA, 0x10))
 @pytest.mark.parametrize("seat", [0, 3, 15])
 def test_an_unknown_entry_tag_is_rejected(kind: int, seat: int) -> None:
     valid = encode_log(EVERY_KIND[:2])
