@@ -64,14 +64,17 @@ class DominosClient:
         await self.channel.close()
 
     async def create_table(
-        self, host_name: str, target: int = 0
+        self, host_name: str, target: int = 0, rules: game_pb2.RuleChoice | None = None
     ) -> tuple[SeatCredentials, str, game_pb2.TableView]:
-        """Create a table; returns the host's credentials, the invitation code, the view."""
+        """Create a table (with the rule set ``rules``: a preset and its adjustments; None for
+        the default game); returns the host's credentials, the invitation code, the view."""
+        request = gateway_pb2.CreateTableRequest(
+            request_id=request_id(), host_name=host_name, target=target
+        )
+        if rules is not None:
+            request.rules.CopyFrom(rules)
         reply: gateway_pb2.CreateTableResponse = await self.stub.CreateTable(
-            gateway_pb2.CreateTableRequest(
-                request_id=request_id(), host_name=host_name, target=target
-            ),
-            timeout=self.timeout,
+            request, timeout=self.timeout
         )
         return (
             SeatCredentials(reply.table_id, reply.seat, reply.seat_token),
@@ -138,6 +141,16 @@ class DominosClient:
         """Pass (only when nothing fits, R9)."""
         reply: gateway_pb2.PassResponse = await self.stub.Pass(
             gateway_pb2.PassRequest(request_id=rid or request_id(), table_id=seat.table_id),
+            metadata=seat.metadata(),
+            timeout=self.timeout,
+        )
+        return reply.view
+
+    async def draw(self, seat: SeatCredentials, rid: str | None = None) -> game_pb2.TableView:
+        """Draw one tile from the stock (rule sets with one, only when nothing fits); the
+        view returned has it in the hand."""
+        reply: gateway_pb2.DrawTileResponse = await self.stub.DrawTile(
+            gateway_pb2.DrawTileRequest(request_id=rid or request_id(), table_id=seat.table_id),
             metadata=seat.metadata(),
             timeout=self.timeout,
         )

@@ -2,12 +2,15 @@
 
 Three screens, keyboard-driven, laid out to fit an 80 x 24 terminal:
 
-- **start** (:class:`~services.client.start_screen.StartScreen`): your name; create a table or
-  join one; take back a seat held at an unfinished game.
+- **start** (:class:`~services.client.start_screen.StartScreen`): your name; create a table
+  (choosing its game, its seats and its target) or join one; take back a seat held at an
+  unfinished game.
 - **lobby** (:class:`~services.client.lobby_screen.LobbyScreen`): the invitation code, the
-  seated players, the target; *Start* for the host, with four seated.
+  rule set in words, the seated players, the target; *Start* for the host, once every seat
+  of the rule set is taken.
 - **game** (:class:`~services.client.game_screen.GameScreen`): the table drawn around the
-  player, the chain, the hand, *Pass*, the summaries and the history.
+  player (two, three or four seats), the chain, the hand, *Pass*, *Draw* (rule sets with a
+  stock), the summaries and the history.
 
 Quitting (``Q``, or ``Ctrl+C`` anywhere, the start screen included) asks first when a seat is
 held (:class:`~services.client.confirm_quit.ConfirmQuit`): mid-game it says the seat stays
@@ -35,6 +38,7 @@ from typing import ClassVar, Final, TypeVar
 
 import grpc
 from dominos.v1 import game_pb2
+from google.rpc import error_details_pb2
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -48,6 +52,7 @@ from services.client.journal import Journal
 from services.client.lobby import code_text
 from services.client.lobby_screen import LobbyScreen
 from services.client.refusals import error_text
+from services.client.rule_sets import preset_info, rules_invalid_text, target_invalid_text
 from services.client.seats import SavedSeat, SeatStore
 from services.client.start_screen import StartScreen
 from services.client.stream import (
@@ -60,7 +65,7 @@ from services.client.stream import (
 )
 from services.client.texts import Lang
 from services.client.widgets import Plain
-from services.common.service_errors import retry_delay_of
+from services.common.service_errors import retry_delay_of, status_of
 
 __all__ = ["DominosApp"]
 
@@ -71,6 +76,16 @@ _GONE_REASONS: Final = frozenset({"TOKEN_INVALID", "TABLE_NOT_FOUND", "GAME_OVER
 
 #: Phases with nothing left to come back to: a saved seat is forgotten.
 _OVER: Final = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
+
+
+def field_of(error: grpc.RpcError) -> str:
+    """The field a RULES_INVALID refusal names (``ErrorInfo.metadata["field"]``), or ``""``."""
+    status = status_of(error)
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return str(info.metadata.get("field", ""))
+    return ""
 
 
 class DominosApp(App[None]):
@@ -100,7 +115,11 @@ class DominosApp(App[None]):
     #actions {{ height: 1; }}
     #turn {{ width: auto; text-style: bold; color: $warning; padding: 0 2 0 0; }}
     #turn.flash {{ background: $warning; color: $background; }}
-    #pass {{ height: 1; min-width: 12; border: none; }}
+    #pass, #draw {{ height: 1; min-width: 12; border: none; }}
+    #draw {{ margin: 0 0 0 1; }}
+    #rules-row {{ height: 3; }}
+    #preset {{ width: 26; }}
+    #seats {{ width: 16; }}
     #message {{ height: auto; max-height: 2; color: $warning; }}
     #summary, #history {{ border: round $accent; padding: 0 1; height: auto; }}
     #keys {{ color: $text-muted; }}
@@ -124,6 +143,7 @@ class DominosApp(App[None]):
         lang: Lang = "fr",
         player_name: str = "",
         create_target: int | None = None,
+        create_rules: game_pb2.RuleChoice | None = None,
         join_code: str | None = None,
         resume_code: str | None = None,
         seats: SeatStore | None = None,
@@ -135,6 +155,8 @@ class DominosApp(App[None]):
         self.lang: Lang = lang
         self.player_name = player_name
         self.create_target = create_target
+        #: The rule set of ``create_target``'s table (None: the default game).
+        self.create_rules = create_rules
         self.join_code = join_code
         self.resume_code = resume_code
         #: Where taken seats are saved (None: nowhere), so a closed client gets its seat back.
@@ -158,6 +180,8 @@ class DominosApp(App[None]):
         self.lobby_screen = LobbyScreen()
         self.game_screen = GameScreen()
         self._wanted: Screen[None] | None = None
+        #: The preset of the table being created (for a refused target's sentence).
+        self._creating = 0
 
     async def on_mount(self) -> None:
         """Open the start screen, or create/join/resume at once as asked."""
@@ -170,7 +194,7 @@ class DominosApp(App[None]):
         elif self.join_code:
             await self.join_table(self.join_code, self.player_name)
         elif self.create_target is not None:
-            await self.create_table(self.player_name, self.create_target)
+            await self.create_table(self.player_name, self.create_target, self.create_rules)
 
     async def on_unmount(self) -> None:
         """Close the channel."""
@@ -311,10 +335,19 @@ class DominosApp(App[None]):
         self.run_worker(command, group="commands")
 
     def _error_text(self, error: grpc.aio.AioRpcError) -> str:
-        """The sentence for a failed call, from its reason (and code), in the app's language."""
-        return error_text(
-            error_reason(error), error.code().name, self.lang, retry_after=retry_delay_of(error)
-        )
+        """The sentence for a failed call, from its reason (and code), in the app's language:
+        a refused rule choice says which choice (``metadata["field"]``), a refused target the
+        range of the table's game."""
+        reason = error_reason(error)
+        if reason == "RULES_INVALID":
+            sentence = rules_invalid_text(field_of(error), self.lang)
+            if sentence is not None:
+                return sentence
+        if reason == "TARGET_INVALID":
+            preset = self.view.rules.preset if self.view is not None else self._creating
+            if preset:
+                return target_invalid_text(preset_info(preset), self.lang)
+        return error_text(reason, error.code().name, self.lang, retry_after=retry_delay_of(error))
 
     async def _command(self, run: Callable[[], Awaitable[T]]) -> T | None:
         """Run a command; show its rejection on the current screen instead of raising."""
@@ -333,11 +366,15 @@ class DominosApp(App[None]):
         else:
             self.set_status(message)
 
-    async def create_table(self, name: str, target: int) -> None:
-        """Create a table as host (seat 0) with ``target`` and open the lobby."""
+    async def create_table(
+        self, name: str, target: int, rules: game_pb2.RuleChoice | None = None
+    ) -> None:
+        """Create a table as host (seat 0) with ``target`` and the rule set ``rules`` (None:
+        the default game), and open the lobby."""
         client = self.client
         assert client is not None
-        result = await self._command(lambda: client.create_table(name or "Hôte", target))
+        self._creating = rules.preset if rules is not None else 0
+        result = await self._command(lambda: client.create_table(name or "Hôte", target, rules))
         if result is not None:
             credentials, code, view = result
             self._seated(credentials, code, view)
@@ -409,6 +446,17 @@ class DominosApp(App[None]):
         assert client is not None and seat is not None
         view = await self._command(
             lambda: retry_command(lambda rid: client.play(seat, move, rid), backoff=Backoff())
+        )
+        if view is not None:
+            self.apply_view(view)
+
+    async def draw_turn(self) -> None:
+        """Draw a tile from the stock, retried with one request id while the gateway is
+        away."""
+        client, seat = self.client, self.credentials
+        assert client is not None and seat is not None
+        view = await self._command(
+            lambda: retry_command(lambda rid: client.draw(seat, rid), backoff=Backoff())
         )
         if view is not None:
             self.apply_view(view)

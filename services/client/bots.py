@@ -6,7 +6,8 @@ created by a person, and nothing in the product lets them complete one.
 
 A :class:`ScriptedSeat` is an ordinary client of the public API: it watches its seat's view
 stream (reconnecting like the terminal client, :class:`~services.client.stream.ViewStream`)
-and, on its turn, lays a random legal tile (``legal_moves``) or passes when nothing fits
+and, on its turn, lays a random legal tile (``legal_moves``), draws when nothing fits and the
+stock holds tiles (``can_draw``), or passes when nothing fits
 (``can_pass``, R9). :func:`run_demo` seats four of them, starts the game and reports every
 round as it ends through a callback.
 """
@@ -98,6 +99,8 @@ class ScriptedSeat:
             if view.legal_moves:
                 move = rng.choice(list(view.legal_moves))
                 await retry_command(lambda rid: client.play(seat, move, rid))
+            elif view.can_draw:
+                await retry_command(lambda rid: client.draw(seat, rid))
             elif view.can_pass:
                 await retry_command(lambda rid: client.pass_turn(seat, rid))
         except grpc.aio.AioRpcError as error:

@@ -1,10 +1,15 @@
 """``dominos``: the reference client's command line.
 
 - ``dominos play [--gateway HOST:PORT] [--lang fr|en] [--name NAME]
-  [--create --target N | --join CODE | --resume CODE]``: the terminal client
-  (:mod:`services.client.app`). Without ``--create``/``--join``/``--resume`` it opens the
-  start screen, which lists the seats this computer holds at unfinished games. After a
-  mid-game quit it prints the command that takes the seat back.
+  [--create --target N [--preset NAME --seats N --hand-size N --turn-seconds N
+  --teams/--no-teams] | --join CODE | --resume CODE]``: the terminal client
+  (:mod:`services.client.app`). ``--preset`` chooses the table's game (``classic``, the
+  default; ``family_draw``, ``web_draw``, ``web_block``, ``app``, ``site``) and the other
+  rule flags adjust it within what that game allows (the server refuses the rest, and the
+  client says why); any of them creates the table at once. Without
+  ``--create``/``--join``/``--resume`` it opens the start screen, which lists the seats
+  this computer holds at unfinished games. After a mid-game quit it prints the command that
+  takes the seat back.
 - ``dominos demo [--gateway HOST:PORT] [--target N] [--seed S] [--lang fr|en]``: four scripted
   clients (:mod:`services.client.bots`) play one whole game against a running cluster; every
   round is printed as it ends (number, opener, how it ended, scoring team and points, scores),
@@ -30,11 +35,12 @@ from services.client import texts
 from services.client.api import DEFAULT_GATEWAY
 from services.client.app import DominosApp
 from services.client.bots import S2_WARNING, run_demo
+from services.client.rule_sets import PLAYABLE, choice_of
 from services.client.seats import SeatStore
 from services.client.summaries import round_line, winner_text
 from services.client.texts import Lang
 
-__all__ = ["DEFAULT_GATEWAY", "main", "parser"]
+__all__ = ["DEFAULT_GATEWAY", "main", "parser", "rule_choice"]
 
 
 def _target(text: str) -> int:
@@ -42,6 +48,27 @@ def _target(text: str) -> int:
     if value < 50 or value > 500 or value % 50:
         raise argparse.ArgumentTypeError("the target is 50..500 in steps of 50")
     return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("a positive number")
+    return value
+
+
+def rule_choice(args: argparse.Namespace) -> game_pb2.RuleChoice | None:
+    """The ``RuleChoice`` of ``dominos play``'s rule flags (None: the default game)."""
+    return choice_of(
+        args.preset or "classic", args.seats, args.hand_size, args.turn_seconds, args.teams
+    )
+
+
+def _wants_rules(args: argparse.Namespace) -> bool:
+    return (
+        bool(args.preset or args.seats or args.hand_size or args.turn_seconds)
+        or args.teams is not None
+    )
 
 
 def _default_name() -> str:
@@ -70,7 +97,32 @@ def parser() -> argparse.ArgumentParser:
         metavar="CODE",
         help="take back the seat this computer holds at that table (--join does it too)",
     )
-    play.add_argument("--target", type=_target, default=100, help="with --create: 50..500, step 50")
+    play.add_argument(
+        "--target",
+        type=_target,
+        default=100,
+        help="with --create: 50..500, step 50 (the game's range)",
+    )
+    rules = play.add_argument_group("rule set (with --create; any of them creates at once)")
+    rules.add_argument(
+        "--preset",
+        choices=PLAYABLE,
+        default=None,
+        help="the game: classic (default), " + ", ".join(PLAYABLE[1:]),
+    )
+    rules.add_argument("--seats", type=_positive, default=0, help="2, 3 or 4 (as the game offers)")
+    rules.add_argument(
+        "--hand-size", type=_positive, default=0, help="tiles per hand (app: 5 or 7)"
+    )
+    rules.add_argument(
+        "--turn-seconds", type=_positive, default=0, help="turn time (site: 15..120 s)"
+    )
+    rules.add_argument(
+        "--teams",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="partners at four seats (site: --no-teams plays each for themselves)",
+    )
 
     demo = commands.add_parser("demo", help="four scripted clients play one game (dev tool)")
     demo.add_argument("--gateway", default=gateway, help=f"HOST:PORT (default {gateway})")
@@ -82,11 +134,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _play(args: argparse.Namespace) -> int:
+    create = args.create or (_wants_rules(args) and not (args.join or args.resume))
     app = DominosApp(
         args.gateway,
         lang=cast(Lang, args.lang),
         player_name=args.name,
-        create_target=args.target if args.create else None,
+        create_target=args.target if create else None,
+        create_rules=rule_choice(args) if create else None,
         join_code=args.join,
         resume_code=args.resume,
         seats=SeatStore(),
@@ -115,7 +169,10 @@ async def _demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dominos`` with ``argv`` (default: the process arguments); returns the exit code."""
-    args = parser().parse_args(argv)
+    root = parser()
+    args = root.parse_args(argv)
+    if args.command == "play" and _wants_rules(args) and (args.join or args.resume):
+        root.error("the rule flags choose a new table's game: use them with --create")
     if args.command == "play":
         return _play(args)
     try:

@@ -1,19 +1,23 @@
 """The game screen: the table drawn around the player.
 
-The score line on top, the partner across (north), the opponents left (west, who plays before
-you) and right (east, who plays after you), you at the bottom (south), each with name, team,
-tiles left, "away" and their passes in words; ``▶`` marks whose turn it is. In the middle the
-chain, wrapped between tiles (never inside one), doubles drawn across, the newest tile
-highlighted, and its two open ends. Below: your hand (``*`` and green: playable, ``>``:
-selected), whose turn it is with the seconds left, the *Pass* button (enabled only when
-nothing fits), a message line, the last action. Between rounds the round's summary takes the
-middle; ``H`` swaps it for the history (the rounds played with their scores, the moves of this
-round). When it becomes your turn the terminal bell rings and the turn line flashes.
+The score line on top (with the stock's size, and every player's score without teams), the
+partner across (north), the opponents left (west, who plays before you) and right (east, who
+plays after you), you at the bottom (south), each with name, team (or its own score without
+teams), tiles left, "away" and their passes in words; ``▶`` marks whose turn it is. At two
+seats the opponent sits across; at three the next player on the right, the other on the
+left. In the middle the chain, wrapped between tiles (never inside one), doubles drawn
+across, the newest tile highlighted, and its two open ends. Below: your hand (``*`` and
+green: playable, ``>``: selected), whose turn it is with the seconds left, the *Pass* button
+(enabled only when the view allows it, ``can_pass``), with a stock the *Draw* button
+(``can_draw``: nothing fits and the stock holds tiles), a message line, the last action
+(draws say how many tiles, never which). Between rounds the round's summary takes the
+middle; ``H`` swaps it for the history (the rounds played with their scores, the moves of
+this round). When it becomes your turn the terminal bell rings and the turn line flashes.
 
 Keys: ``←``/``→`` or ``1``-``7`` select a tile; ``L`` (or ``G``) lays it on the left end,
-``R`` (or ``D``) on the right end, ``Enter`` on its only possible end; ``P`` passes; ``H``
-shows or hides the history; ``Q`` (or ``Ctrl+C``) quits.
-"""
+``R`` (or ``D``) on the right end, ``Enter`` on its only possible end (or draws when nothing
+fits and the stock holds tiles); ``T`` draws (*tirer*, *piocher*); ``P`` passes; ``H`` shows
+or hides the history; ``Q`` (or ``Ctrl+C``) quits."""
 
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from services.client.chain import chain_drawing, ends_text, newest_index
 from services.client.countdown import remaining_seconds, turn_text
 from services.client.journal import history_lines
 from services.client.last_action import last_action_text
+from services.client.rule_sets import has_stock, seat_count
 from services.client.scores import score_line
 from services.client.seating import relative_seats, seat_column, seat_strip
 from services.client.summaries import phase_text, round_summary_lines, winner_text
@@ -65,7 +70,10 @@ def _game_state(view: game_pb2.TableView) -> tuple[int, ...]:
     """What a message next to the Pass button is about: once it changes (a move, a pass, a
     new round), an old message such as "not your turn" is stale."""
     turn = view.turn_seat if view.HasField("turn_seat") else -1
-    return (view.phase, view.round_number, turn, len(view.chain), view.consecutive_passes)
+    return (
+        view.phase, view.round_number, turn, len(view.chain), view.consecutive_passes,
+        view.stock_size,
+    )  # fmt: skip
 
 
 class GameScreen(DominosScreen):
@@ -75,11 +83,12 @@ class GameScreen(DominosScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "move(-1)", "←", show=False),
         Binding("right", "move(1)", "→", show=False),
-        *[Binding(str(i), f"select({i - 1})", str(i), show=False) for i in range(1, 8)],
+        *[Binding(str(i), f"select({i - 1})", str(i), show=False) for i in range(1, 10)],
         Binding("l,g", "play('left')", "Left"),
         Binding("r,d", "play('right')", "Right"),
         Binding("enter", "play('any')", "Play"),
         Binding("p", "pass_turn", "Pass"),
+        Binding("t", "draw", "Draw"),
         Binding("h", "toggle_history", "History"),
         Binding("q", "app.request_quit", "Quit"),
     ]
@@ -108,6 +117,7 @@ class GameScreen(DominosScreen):
         with Horizontal(id="actions"):
             yield Plain("", id="turn")
             yield Button(texts.ui("pass", lang), id="pass", disabled=True)
+            yield Button(texts.ui("draw", lang), id="draw", disabled=True)
         yield Plain("", id="message")
         yield Plain("", id="last-action")
         yield Plain(texts.ui("keys", lang), id="keys")
@@ -117,6 +127,7 @@ class GameScreen(DominosScreen):
         """Show the newest view and tick the countdown."""
         self.ready = True
         self.query_one("#pass", Button).can_focus = False
+        self.query_one("#draw", Button).can_focus = False
         self.query_one("#history", Plain).display = False
         self.refresh_view()
         self.set_interval(0.2, self.tick)
@@ -150,13 +161,22 @@ class GameScreen(DominosScreen):
         self.query_one("#header", Plain).update(score_line(view, lang))
         self._draw_seats(view)
         self._draw_chain(view)
-        self.query_one("#last-action", Plain).update(last_action_text(view, lang))
+        shown = game_pb2.TableView()
+        shown.CopyFrom(view)
+        shown.last_action.CopyFrom(app.journal.shown_action(view))
+        self.query_one("#last-action", Plain).update(last_action_text(shown, lang))
         items = self._items()
         if items and not (0 <= self.selected < len(items) and items[self.selected].playable):
             playable = [i.index for i in items if i.playable]
             self.selected = playable[0] if playable else min(self.selected, len(items) - 1)
         self._draw_hand(items)
         self.query_one("#pass", Button).disabled = not view.can_pass
+        draw = self.query_one("#draw", Button)
+        draw.display = has_stock(view.rules)
+        draw.disabled = not view.can_draw
+        self.query_one("#keys", Plain).update(
+            texts.ui("keys_draw" if has_stock(view.rules) else "keys", lang)
+        )
         self._draw_middle(view)
         self.query_one("#status", Plain).update(app.status)
         self.tick()
@@ -166,17 +186,25 @@ class GameScreen(DominosScreen):
         self._was_my_turn = mine
 
     def _draw_seats(self, view: game_pb2.TableView) -> None:
+        """The seats around the player: the opponent across at two seats, left and right at
+        three, the partner across and the opponents on both sides at four."""
         lang = self.dominos.lang
-        around = relative_seats(view.your_seat)
-        self.query_one("#north", Plain).update(seat_strip(view, around["north"], lang))
-        self.query_one("#south", Plain).update(seat_strip(view, around["south"], lang))
+        around = relative_seats(view.your_seat, seat_count(view))
+        for side in ("north", "south"):
+            strip = self.query_one(f"#{side}", Plain)
+            strip.display = side in around
+            strip.update(seat_strip(view, around[side], lang) if side in around else "")
         for side in ("west", "east"):
-            lines = seat_column(view, around[side], lang, SIDE_WIDTH - 1)
-            self.query_one(f"#{side}", Plain).update("\n".join(lines))
+            column = self.query_one(f"#{side}", Plain)
+            column.display = side in around
+            lines = seat_column(view, around[side], lang, SIDE_WIDTH - 1) if side in around else []
+            column.update("\n".join(lines))
 
     def chain_width(self) -> int:
-        """Columns the chain may use: the screen less its padding and the two side seats."""
-        return max(12, self.app.size.width - 2 - 2 * SIDE_WIDTH - 2)
+        """Columns the chain may use: the screen less its padding and the side seats."""
+        view = self.dominos.view
+        sides = 0 if view is not None and seat_count(view) == 2 else 2
+        return max(12, self.app.size.width - 2 - sides * SIDE_WIDTH - 2)
 
     def _draw_chain(self, view: game_pb2.TableView) -> None:
         app = self.dominos
@@ -294,6 +322,10 @@ class GameScreen(DominosScreen):
         item = items[min(self.selected, len(items) - 1)]
         lang = app.lang
         if end == "any":
+            if not item.ends and app.view.can_draw:  # nothing fits: Enter draws
+                self.say("")
+                app.send(app.draw_turn())
+                return
             if not item.ends:
                 self.say(texts.ui("does_not_fit", lang))
                 return
@@ -314,12 +346,37 @@ class GameScreen(DominosScreen):
             return
         if not app.view.can_pass:
             refusal = self._not_now()
+            if refusal is None and app.view.can_draw:
+                refusal = texts.ui("draw_first", app.lang)
             self.say(refusal or texts.ui("must_play", app.lang))
             return
         self.say("")
         app.send(app.pass_turn())
 
+    async def action_draw(self) -> None:
+        """Draw a tile from the stock, only when the view says so (``can_draw``); otherwise
+        say why not: no stock, not now, a tile fits, the stock is empty."""
+        app = self.dominos
+        view = app.view
+        if view is None:
+            return
+        if not view.can_draw:
+            refusal = self._not_now()
+            if refusal is None:
+                if not has_stock(view.rules):
+                    refusal = texts.ui("no_stock", app.lang)
+                elif view.legal_moves:
+                    refusal = texts.ui("cannot_draw_fits", app.lang)
+                else:
+                    refusal = texts.ui("stock_empty", app.lang)
+            self.say(refusal)
+            return
+        self.say("")
+        app.send(app.draw_turn())
+
     async def on_button_pressed(self, event: Button.Pressed) -> None:
-        """The Pass button."""
+        """The Pass and Draw buttons."""
         if event.button.id == "pass":
             await self.action_pass_turn()
+        elif event.button.id == "draw":
+            await self.action_draw()

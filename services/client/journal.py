@@ -1,14 +1,15 @@
-"""What a client saw of the game (:class:`Journal`: the moves of the current round and the
-result of every finished round) and the history panel drawn from it."""
+"""What a client saw of the game (:class:`Journal`: the moves of the current round, draws
+included, and the result of every finished round) and the history panel drawn from it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dominos.v1 import game_pb2
 
 from services.client.last_action import last_action_text
-from services.client.teams import team_label
+from services.client.rule_sets import has_teams, side_scores
+from services.client.teams import seat_name, team_label
 from services.client.texts import Lang, ui
 
 __all__ = ["Journal", "RoundResult", "history_lines", "move_line", "round_result_line"]
@@ -24,6 +25,14 @@ class RoundResult:
     score_a: int
     score_b: int
     blocked: bool
+    #: Without teams: the scoring seat (None: nobody scored), every seat's score and name.
+    teams: bool = True
+    scoring_side: int | None = None
+    scores: tuple[int, ...] = field(default=())
+    names: tuple[str, ...] = field(default=())
+
+
+_MOVES = (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED, game_pb2.ACTION_KIND_DREW)
 
 
 class Journal:
@@ -46,12 +55,21 @@ class Journal:
             self.round_number = view.round_number
             self.moves = []
         action = view.last_action
-        if action.kind in (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED):
+        previous = self.moves[-1] if self.moves else None
+        if (
+            action.kind == game_pb2.ACTION_KIND_DREW
+            and previous is not None
+            and previous.kind == game_pb2.ACTION_KIND_DREW
+            and previous.seat == action.seat
+        ):
+            previous.drawn += max(1, action.drawn)  # one seat's draws in a row: one line
+        elif action.kind in _MOVES:
             copy = game_pb2.LastAction()
             copy.CopyFrom(action)
             self.moves.append(copy)
         if view.HasField("last_round"):
             summary = view.last_round
+            seats = range(len(view.seats))
             self.rounds[summary.round_number] = RoundResult(
                 summary.round_number,
                 summary.scoring_team,
@@ -59,7 +77,21 @@ class Journal:
                 view.score_team_a,
                 view.score_team_b,
                 summary.outcome != game_pb2.ROUND_OUTCOME_DOMINO,
+                teams=has_teams(view),
+                scoring_side=summary.scoring_side if summary.HasField("scoring_side") else None,
+                scores=tuple(side_scores(view)),
+                names=tuple(seat_name(view, s) for s in seats),
             )
+
+    def shown_action(self, view: game_pb2.TableView) -> game_pb2.LastAction:
+        """The view's last action as the game screen says it: a seat's draws in a row count
+        together ("Ben a pioché 3 dominos")."""
+        action = view.last_action
+        if action.kind == game_pb2.ACTION_KIND_DREW and self.moves:
+            newest = self.moves[-1]
+            if newest.kind == game_pb2.ACTION_KIND_DREW and newest.seat == action.seat:
+                return newest
+        return action
 
     def newest_play(self) -> game_pb2.Move | None:
         """The move of the newest tile laid this round, or None."""
@@ -83,10 +115,23 @@ def round_result_line(result: RoundResult, lang: Lang) -> str:
     how = ""
     if result.blocked:
         how = " (bloquée)" if lang == "fr" else " (blocked)"
+    if not result.teams:
+        if result.scoring_side is None:
+            scorer = "personne ne marque" if lang == "fr" else "nobody scores"
+        else:
+            scorer = f"{_name(result, result.scoring_side)} +{result.points}"
+        scores = " · ".join(
+            f"{_name(result, side)} {score}" for side, score in enumerate(result.scores)
+        )
+        return f"{word} {result.number} · {scorer}{how} · {scores}"
     return (
         f"{word} {result.number} · {team_label(result.scoring_team, lang)} +{result.points}"
         f"{how} · A {result.score_a} · B {result.score_b}"
     )
+
+
+def _name(result: RoundResult, seat: int) -> str:
+    return result.names[seat] if seat < len(result.names) else f"#{seat}"
 
 
 def history_lines(journal: Journal, view: game_pb2.TableView, lang: Lang, height: int) -> list[str]:

@@ -1,5 +1,6 @@
 """What just happened, in one sentence: a tile laid (and on which end), a pass in words (R10),
-a deal; says when the table played for the seat (R11, S3)."""
+tiles drawn from the stock (how many, never which), a deal; says when the table played for
+the seat (R11, S3)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,22 @@ from services.client.texts import Lang
 from services.client.tiles import tile_text
 from services.client.words import join_words, number_word
 
-__all__ = ["last_action_text"]
+__all__ = ["drawn_words", "last_action_text"]
+
+
+def drawn_words(count: int, lang: Lang) -> str:
+    """How many tiles a seat drew, never which: ``"a pioché 2 dominos"`` / ``"drew 2 tiles"``
+    (one: ``"a pioché un domino"`` / ``"drew a tile"``)."""
+    count = max(1, count)
+    if lang == "fr":
+        return "a pioché un domino" if count == 1 else f"a pioché {count} dominos"
+    return "drew a tile" if count == 1 else f"drew {count} tiles"
 
 
 def last_action_text(view: game_pb2.TableView, lang: Lang) -> str:
     """What just happened, for the game screen: a tile laid (and on which end), a pass (in
-    words, R10), a deal; says when the table played for the seat (R11, S3). ``""`` for
+    words, R10), tiles drawn (how many: "Ben a pioché 2 dominos"), a deal; says when the
+    table played for the seat (R11, S3). ``""`` for
     changes that need no sentence (presence, lobby)."""
     action = view.last_action
     seat = action.seat if action.HasField("seat") else None
@@ -42,6 +53,8 @@ def last_action_text(view: game_pb2.TableView, lang: Lang) -> str:
         if lang == "fr":
             return f"{name} a passé sur {words}{auto}."
         return f"{name} passed on {words}{auto}."
+    if action.kind == game_pb2.ACTION_KIND_DREW:
+        return f"{name} {drawn_words(action.drawn, lang)}{auto}."
     if action.kind == game_pb2.ACTION_KIND_ROUND_DEALT:
         opener = seat_name(view, view.opener_seat)
         if lang == "fr":

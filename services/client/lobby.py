@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dominos.v1 import game_pb2
 
+from services.client.rule_sets import count_word, has_teams, rules_lines, seat_count
 from services.client.teams import seat_team, team_label
 from services.client.texts import Lang, ui
 from services.client.words import passes_in_words
 
-__all__ = ["code_text", "lobby_lines", "seat_line"]
+__all__ = ["code_text", "lobby_lines", "seat_line", "seated_text"]
 
 
 def code_text(code: str) -> str:
@@ -36,12 +37,13 @@ def seat_line(view: game_pb2.TableView, seat: int, lang: Lang) -> str:
     )
     if not info.occupied:
         return f"{marker} {'(place libre)' if lang == 'fr' else '(empty seat)'}"
-    tags = [team_label(seat_team(seat), lang)]
+    tags = [team_label(seat_team(seat), lang)] if has_teams(view) else []
     if info.host:
         tags.append("hôte" if lang == "fr" else "host")
     if seat == view.your_seat:
         tags.append("vous" if lang == "fr" else "you")
-    parts = [f"{marker} {info.name} ({', '.join(tags)})"]
+    tagged = f" ({', '.join(tags)})" if tags else ""
+    parts = [f"{marker} {info.name}{tagged}"]
     if view.phase != game_pb2.PHASE_WAITING:
         count = info.tile_count
         if lang == "fr":
@@ -56,14 +58,28 @@ def seat_line(view: game_pb2.TableView, seat: int, lang: Lang) -> str:
     return " · ".join(parts)
 
 
-def lobby_lines(view: game_pb2.TableView, code: str, lang: Lang) -> list[str]:
-    """The lobby (S1, R3): invitation code, target, seats, and what happens next."""
+def seated_text(view: game_pb2.TableView, lang: Lang) -> str:
+    """How many seats are taken of how many must be (``RuleSet.seats``), and whether the
+    host can start."""
     seated = sum(1 for s in view.seats if s.occupied)
+    total = seat_count(view)
+    if total == 4:  # the default game's words
+        return ui("lobby_ready" if seated >= total else "lobby_waiting", lang, n=seated)
+    key = "lobby_ready_n" if seated >= total else "lobby_waiting_n"
+    return ui(key, lang, n=seated, total=total, word=count_word(total, lang))
+
+
+def lobby_lines(view: game_pb2.TableView, code: str, lang: Lang) -> list[str]:
+    """The lobby (S1, R3): invitation code, the rule set in words (or the target), seats,
+    and what happens next."""
     code = code_text(code)
-    if lang == "fr":
-        lines = [f"Code d'invitation : {code}", f"Objectif : {view.target} points"]
+    lines = [f"Code d'invitation : {code}" if lang == "fr" else f"Invitation code: {code}"]
+    if view.rules.seats:
+        lines += rules_lines(view, lang)
+    elif lang == "fr":
+        lines.append(f"Objectif : {view.target} points")
     else:
-        lines = [f"Invitation code: {code}", f"Target: {view.target} points"]
+        lines.append(f"Target: {view.target} points")
     lines += [seat_line(view, seat, lang) for seat in range(len(view.seats))]
-    lines.append(ui("lobby_ready" if seated == 4 else "lobby_waiting", lang, n=seated))
+    lines.append(seated_text(view, lang))
     return lines

@@ -1,11 +1,13 @@
-"""The lobby screen: the invitation code, the seated players, the target (the host changes it
-with ``+``/``-``), and *Start* for the host, enabled only with four seated; ``S`` before that
-says why it cannot start."""
+"""The lobby screen: the invitation code, the rule set in words, the seated players, the
+target (the host changes it with ``+``/``-`` within the rule set's range), and *Start* for the
+host, enabled only once every seat of the rule set (``RuleSet.seats``) is taken; ``S`` before
+that says why it cannot start."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from dominos.v1 import game_pb2
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Button
@@ -13,18 +15,20 @@ from textual.widgets import Button
 from services.client import texts
 from services.client.base_screen import DominosScreen
 from services.client.lobby import lobby_lines
+from services.client.rule_sets import count_word, seat_count
+from services.client.texts import Lang
 from services.client.widgets import Plain
 
 __all__ = ["LobbyScreen"]
 
 
 class LobbyScreen(DominosScreen):
-    """Before the start: code, seats, target; *Start* for the host with four seated (R3)."""
+    """Before the start: code, rules, seats, target; *Start* for the host with every seat taken."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "start", "Start"),
-        Binding("plus,equals_sign", "target(50)", "+50"),
-        Binding("minus", "target(-50)", "-50"),
+        Binding("plus,equals_sign", "target(1)", "+"),
+        Binding("minus", "target(-1)", "-"),
         Binding("q", "app.request_quit", "Quit"),
     ]
 
@@ -58,12 +62,11 @@ class LobbyScreen(DominosScreen):
             self._seated = seated
             self.say("")
         host = view.your_seat == 0
+        total = seat_count(view)
         start = self.query_one("#start", Button)
         start.display = host  # only the host starts (R3)
-        start.disabled = not (host and seated == 4)
-        self.query_one("#lobby-hint", Plain).update(
-            texts.ui("lobby_host_keys" if host else "lobby_guest", lang)
-        )
+        start.disabled = not (host and seated >= total)
+        self.query_one("#lobby-hint", Plain).update(_hint(view, host, total, lang))
         self.query_one("#status", Plain).update(app.status)
 
     def say(self, message: str) -> None:
@@ -76,23 +79,45 @@ class LobbyScreen(DominosScreen):
             await self.action_start()
 
     async def action_start(self) -> None:
-        """Start the game (host, four seated); otherwise say why it cannot start yet."""
+        """Start the game (host, every seat taken); otherwise say why it cannot start yet."""
         app = self.dominos
         view = app.view
         if view is None:
             return
         seated = sum(1 for s in view.seats if s.occupied)
+        total = seat_count(view)
         if view.your_seat != 0:
             self.say(texts.ui("start_host_only", app.lang))
-        elif seated < 4:
+        elif seated < total and total == 4:
             self.say(texts.ui("start_needs_four", app.lang, n=seated))
+        elif seated < total:
+            word = count_word(total, app.lang)
+            self.say(texts.ui("start_needs_n", app.lang, n=seated, total=total, word=word))
         else:
             app.send(app.start_game())
 
     async def action_target(self, delta: int) -> None:
-        """Change the target by ``delta`` within 50..500 (host, before the start)."""
+        """Change the target by ``delta`` steps within the rule set's range (50..500 by 50
+        for the default game; host, before the start)."""
         app = self.dominos
-        if app.view is not None and app.view.your_seat == 0:
-            target = min(500, max(50, app.view.target + delta))
-            if target != app.view.target:
+        view = app.view
+        if view is not None and view.your_seat == 0:
+            rules = view.rules
+            low, high = rules.min_target or 50, rules.max_target or 500
+            step = rules.target_step or 50
+            target = min(high, max(low, view.target + delta * step))
+            if target != view.target:
                 app.send(app.set_target(target))
+
+
+def _hint(view: game_pb2.TableView, host: bool, total: int, lang: Lang) -> str:
+    """The keys of the lobby: the host's (+/- only when the target can change), or what a
+    guest waits for."""
+    if total == 4 and (not view.rules.seats or view.rules.min_target < view.rules.max_target):
+        return texts.ui("lobby_host_keys" if host else "lobby_guest", lang)
+    word = count_word(total, lang)
+    if not host:
+        return texts.ui("lobby_guest_n", lang, word=word)
+    adjustable = view.rules.min_target < view.rules.max_target
+    key = "lobby_host_keys_target_n" if adjustable else "lobby_host_keys_n"
+    return texts.ui(key, lang, word=word)

@@ -1,6 +1,6 @@
-"""The table drawn around the player: where each seat sits as seen from yours, and what the
-table shows of a seat (name, team, tiles, away, turn, passes), as a column (west, east) or a
-strip (north, south)."""
+"""The table drawn around the player: where each seat sits as seen from yours (two, three or
+four seats), and what the table shows of a seat (name, team or its own score, tiles, away,
+turn, passes), as a column (west, east) or a strip (north, south)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import textwrap
 
 from dominos.v1 import game_pb2
 
+from services.client.rule_sets import has_teams
 from services.client.teams import seat_team, team_letter
 from services.client.texts import Lang, ui
 from services.client.words import passes_in_words
@@ -15,10 +16,16 @@ from services.client.words import passes_in_words
 __all__ = ["relative_seats", "seat_column", "seat_facts", "seat_strip"]
 
 
-def relative_seats(your_seat: int) -> dict[str, int]:
+def relative_seats(your_seat: int, seats: int = 4) -> dict[str, int]:
     """Where each seat sits as seen from ``your_seat`` (turn order goes round the table):
     ``south`` is you, ``east`` plays after you, ``north`` is your partner across (R1),
-    ``west`` plays before you."""
+    ``west`` plays before you. At two seats the opponent sits across (``north``); at three
+    the next player on the right (``east``), the other on the left (``west``), nobody
+    across. Places without a seat are left out."""
+    if seats == 2:
+        return {"south": your_seat % 2, "north": (your_seat + 1) % 2}
+    if seats == 3:
+        return {"south": your_seat % 3, "east": (your_seat + 1) % 3, "west": (your_seat + 2) % 3}
     return {
         "south": your_seat % 4,
         "east": (your_seat + 1) % 4,
@@ -43,18 +50,22 @@ def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
     info = view.seats[seat] if seat < len(view.seats) else None
     if info is None or not info.occupied:
         return ["(place libre)" if lang == "fr" else "(empty seat)"]
-    tags = [team_letter(seat_team(seat))]
+    teams = has_teams(view)
+    tags = [team_letter(seat_team(seat))] if teams else []
     if seat == view.your_seat:
         tags.append(ui("you", lang))
-    elif seat_team(seat) == seat_team(view.your_seat):
+    elif teams and seat_team(seat) == seat_team(view.your_seat):
         tags.append(ui("partner", lang))
-    facts = [f"{'▶ ' if _is_turn(view, seat) else ''}{info.name} ({', '.join(tags)})"]
+    tagged = f" ({', '.join(tags)})" if tags else ""
+    facts = [f"{'▶ ' if _is_turn(view, seat) else ''}{info.name}{tagged}"]
     if view.phase != game_pb2.PHASE_WAITING:
         count = info.tile_count
         if lang == "fr":
             facts.append(f"{count} domino{'s' if count > 1 else ''}")
         else:
             facts.append(f"{count} tile{'s' if count != 1 else ''}")
+        if not teams:  # each for themselves: every seat its own score
+            facts.append(f"score : {info.score}" if lang == "fr" else f"score: {info.score}")
     if not info.connected:
         facts.append(ui("away", lang))
     if _is_turn(view, seat):

@@ -1,13 +1,17 @@
-"""The start screen: your name; create a table choosing its target (50 to 500 in steps of 50),
-or join one with an invitation code; below, the unfinished games this computer holds a seat
-at (``seats.json``, :mod:`services.client.seats`): ``↑``/``↓`` then ``Enter`` takes one back.
-A seat that no longer works (table gone, game over, seat freed) is forgotten when tried, and
-a sentence says so."""
+"""The start screen: your name; create a table choosing its game (the presets this server
+plays, the default game first), its seats (where the game offers a choice: 2, 3 or 4, and at
+the site's game 4 in pairs or each for themselves) and its target (the game's range: 50 to
+500 in steps of 50 for the default game), or join one with an invitation code; below, the
+unfinished games this computer holds a seat at (``seats.json``,
+:mod:`services.client.seats`): ``↑``/``↓`` then ``Enter`` takes one back. A seat that no
+longer works (table gone, game over, seat freed) is forgotten when tried, and a sentence
+says so."""
 
 from __future__ import annotations
 
 import time
 
+from dominos.v1 import game_pb2
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -18,14 +22,32 @@ from textual.widgets.option_list import Option
 from services.client import texts
 from services.client.base_screen import DominosScreen
 from services.client.held_seats import saved_seat_text
+from services.client.rule_sets import PLAYABLE, PRESETS, choice_of, preset_name
 from services.client.seats import SavedSeat
 from services.client.texts import Lang
 from services.client.widgets import Plain
 
-__all__ = ["TARGETS", "StartScreen"]
+__all__ = ["TARGETS", "StartScreen", "seat_options"]
 
 TARGETS: tuple[int, ...] = tuple(range(50, 501, 50))
 """The targets a host may choose (R16)."""
+
+#: The seats option of the site's game at four without partners.
+SOLO_FOUR = "4s"
+
+
+def seat_options(preset: str, lang: Lang) -> list[tuple[str, str]]:
+    """The seat choices of a preset, as ``(label, value)``: ``"3 joueurs"``; the site's game
+    offers four in pairs and four each for themselves."""
+    options = []
+    for seats in PRESETS[preset].seats:
+        if preset == "site" and seats == 4:
+            pairs = "4 en équipes" if lang == "fr" else "4 in teams"
+            solo = "4 chacun pour soi" if lang == "fr" else "4 each alone"
+            options += [(pairs, "4"), (solo, SOLO_FOUR)]
+        else:
+            options.append((texts.ui("seats_default", lang, n=seats), str(seats)))
+    return options
 
 
 class StartScreen(DominosScreen):
@@ -44,8 +66,17 @@ class StartScreen(DominosScreen):
             yield Label(texts.ui("title", lang), id="title")
             yield Label(texts.ui("your_name", lang))
             yield Input(value=self.player_name, max_length=24, id="name")
-            yield Label(texts.ui("target", lang))
+            yield Label(texts.ui("rules_label", lang))
             with Horizontal(classes="row"):
+                yield Select(
+                    [(preset_name(PRESETS[key].preset, lang), key) for key in PLAYABLE],
+                    value="classic",
+                    allow_blank=False,
+                    id="preset",
+                )
+                yield Select(
+                    seat_options("classic", lang), value="4", allow_blank=False, id="seats"
+                )
                 yield Select(
                     [(str(t), t) for t in TARGETS], value=100, allow_blank=False, id="target"
                 )
@@ -62,7 +93,33 @@ class StartScreen(DominosScreen):
     def on_mount(self) -> None:
         """List the held seats."""
         self.ready = True
+        self.query_one("#seats", Select).disabled = True  # the default game: four
         self.refresh_saved()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        """A game chosen: offer its seats and its targets."""
+        if event.select.id != "preset" or not isinstance(event.value, str):
+            return
+        info = PRESETS[event.value]
+        seats = self.query_one("#seats", Select)
+        options = seat_options(event.value, self.lang)
+        seats.set_options(options)
+        seats.value = options[-1][1] if event.value != "site" else "4"
+        seats.disabled = len(options) == 1
+        target = self.query_one("#target", Select)
+        target.set_options([(str(t), t) for t in info.targets])
+        target.value = info.default_target
+        target.disabled = len(info.targets) == 1
+
+    def chosen_rules(self) -> game_pb2.RuleChoice | None:
+        """The rule set the form holds (None: the default game, as before rule sets)."""
+        preset = self.query_one("#preset", Select).value
+        if not isinstance(preset, str) or preset == "classic":
+            return None
+        seats = self.query_one("#seats", Select).value
+        if seats == SOLO_FOUR:
+            return choice_of(preset, 4, teams=False)
+        return choice_of(preset, int(seats) if isinstance(seats, str) else 0)
 
     def refresh_saved(self) -> None:
         """Redraw the list of held seats from the store (hidden when there are none)."""
@@ -95,7 +152,8 @@ class StartScreen(DominosScreen):
         name = self.query_one("#name", Input).value.strip()
         if event.button.id == "create":
             target = self.query_one("#target", Select).value
-            app.send(app.create_table(name, int(target) if isinstance(target, int) else 100))
+            chosen = int(target) if isinstance(target, int) else 100
+            app.send(app.create_table(name, chosen, self.chosen_rules()))
         elif event.button.id == "join":
             app.send(app.join_table(self.query_one("#code", Input).value, name))
 

@@ -52,16 +52,16 @@ ERROR_SENTENCES: Final[dict[str, tuple[str, str]]] = {
         "No open table has this code: check it.",
     ),
     "TABLE_FULL": (
-        "Cette table a déjà quatre joueurs.",
-        "This table already has four players.",
+        "Toutes les places de cette table sont prises.",
+        "Every seat at this table is taken.",
     ),
     "GAME_ALREADY_STARTED": (
         "La partie a déjà commencé à cette table.",
         "The game has already started at this table.",
     ),
     "NOT_ENOUGH_PLAYERS": (
-        "Il faut quatre joueurs assis pour lancer la partie.",
-        "Four players must be seated to start the game.",
+        "Toutes les places doivent être prises pour lancer la partie.",
+        "Every seat must be taken to start the game.",
     ),
     "ROUND_NOT_IN_PLAY": (
         "Aucune manche n'est en cours : attendez la prochaine donne.",
@@ -133,6 +133,7 @@ _UI: Final[dict[str, dict[str, str]]] = {
     "join": {"fr": "Rejoindre", "en": "Join"},
     "start": {"fr": "Lancer la partie", "en": "Start the game"},
     "pass": {"fr": "Passer (P)", "en": "Pass (P)"},
+    "draw": {"fr": "Piocher (T)", "en": "Draw (T)"},
     "hand": {"fr": "Main", "en": "Hand"},
     "chain": {"fr": "Chaîne", "en": "Chain"},
     "empty_chain": {
@@ -143,6 +144,28 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "←→ 1-7 choisir · G/D gauche/droite · P passer · H historique · Q quitter",
         "en": "←→ 1-7 select · L/R play left/right · P pass · H history · Q quit",
     },
+    "keys_draw": {
+        "fr": "←→ choisir · G/D poser · T piocher · P passer · H historique · Q quitter",
+        "en": "←→ select · L/R play left/right · T draw · P pass · H history · Q quit",
+    },
+    "cannot_draw_fits": {
+        "fr": "Un domino va : on ne pioche que si rien ne va.",
+        "en": "A tile fits: you draw only when nothing fits.",
+    },
+    "no_stock": {
+        "fr": "Ce jeu n'a pas de pioche.",
+        "en": "This game has no stock.",
+    },
+    "stock_empty": {
+        "fr": "La pioche est vide : passez (P).",
+        "en": "The stock is empty: pass (P).",
+    },
+    "draw_first": {
+        "fr": "Rien ne va : piochez (T).",
+        "en": "Nothing fits: draw (T).",
+    },
+    "rules_label": {"fr": "Jeu · joueurs · objectif", "en": "Game · players · target"},
+    "seats_default": {"fr": "{n} joueurs", "en": "{n} players"},
     "must_play": {
         "fr": "Vous pouvez poser : on ne passe que si rien ne va.",
         "en": "You can play: passing is allowed only when nothing fits.",
@@ -181,6 +204,30 @@ _UI: Final[dict[str, dict[str, str]]] = {
     "lobby_waiting": {
         "fr": "En attente de joueurs : {n}/4 assis.",
         "en": "Waiting for players: {n}/4 seated.",
+    },
+    "lobby_waiting_n": {
+        "fr": "En attente de joueurs : {n}/{total} assis.",
+        "en": "Waiting for players: {n}/{total} seated.",
+    },
+    "lobby_ready_n": {
+        "fr": "Les {word} places sont prises : l'hôte peut lancer la partie.",
+        "en": "All {word} seats are taken: the host can start the game.",
+    },
+    "lobby_host_keys_n": {
+        "fr": "S : lancer (à {word}) · Q : quitter",
+        "en": "S: start (with {word}) · Q: quit",
+    },
+    "lobby_host_keys_target_n": {
+        "fr": "+/- : changer l'objectif · S : lancer (à {word}) · Q : quitter",
+        "en": "+/-: change the target · S: start (with {word}) · Q: quit",
+    },
+    "lobby_guest_n": {
+        "fr": "L'hôte lancera la partie quand les {word} places seront prises. Q : quitter",
+        "en": "The host will start the game once all {word} seats are taken. Q: quit",
+    },
+    "start_needs_n": {
+        "fr": "Il faut {word} joueurs pour lancer la partie : {n}/{total} assis.",
+        "en": "The game needs {word} players to start: {n}/{total} seated.",
     },
     "lobby_ready": {
         "fr": "Quatre joueurs : l'hôte peut lancer la partie.",

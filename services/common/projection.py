@@ -11,7 +11,7 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.rules import NOBODY, RoundResult, RuleSet, TableState, view_for
+from services.rules import NOBODY, RoundResult, RuleSet, SeatView, TableState, view_for
 from services.rules.events import (
     Drew,
     Event,
@@ -85,6 +85,7 @@ def _summary(result: RoundResult, teams: bool) -> game_pb2.RoundSummary:
         tie_rule_applied=int(result.outcome) == game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
         opener_seat=result.opener,
         side_pips=result.team_pips,
+        unrounded_points=result.unrounded_points,
     )
     if teams:
         summary.scoring_team = _team(result.scoring_team)
@@ -110,6 +111,7 @@ def _last_action(event: Event) -> game_pb2.LastAction:
         action.move.tile.CopyFrom(tile_message(event.tile))
         action.move.end = _enum(event.end)
         action.auto_play = _enum(event.auto)
+        action.points = event.points
     elif isinstance(event, Passed):
         action.kind = game_pb2.ACTION_KIND_PASSED
         action.seat = event.seat
@@ -139,6 +141,20 @@ def _last_action(event: Event) -> game_pb2.LastAction:
         action.kind = game_pb2.ACTION_KIND_CREATED
         action.seat = 0
     return action
+
+
+def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
+    """The laid tiles: the chain (the long line), the spinner's short sides and index, and
+    every open end with its number."""
+    for placed in view.chain:
+        message.chain.add(left=placed.left, right=placed.right, seat=placed.seat)
+    for arm, placed_tiles in ((message.up_arm, view.up_arm), (message.down_arm, view.down_arm)):
+        for placed in placed_tiles:
+            arm.add(left=placed.left, right=placed.right, seat=placed.seat)
+    if view.spinner_index != NOBODY:
+        message.spinner_index = view.spinner_index
+    for end, number in view.open_ends:
+        message.open_ends.add(end=_enum(end), number=number)
 
 
 def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
@@ -182,17 +198,14 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
             side=public.side,
         )
     message.hand.extend(tile_message(tile) for tile in view.hand)
-    for move in view.legal_moves:
-        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end))
-    for placed in view.chain:
-        message.chain.add(left=placed.left, right=placed.right, seat=placed.seat)
+    for move, points in zip(view.legal_moves, view.move_points, strict=True):
+        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
+    _copy_layout(message, view)
     if view.turn_seat != NOBODY:
         message.turn_seat = view.turn_seat
     if view.left_end != NOBODY:
         message.left_end = view.left_end
         message.right_end = view.right_end
-        message.open_ends.add(end=game_pb2.END_LEFT, number=view.left_end)
-        message.open_ends.add(end=game_pb2.END_RIGHT, number=view.right_end)
     if view.last_round is not None:
         message.last_round.CopyFrom(_summary(view.last_round, teams))
     return message

@@ -157,9 +157,10 @@ def tile(low: int, high: int) -> int:
 
 
 def end(value: int) -> int:
-    """A valid end (END_LEFT or END_RIGHT)."""
-    if value not in (1, 2):
-        raise invalid(Reason.END_MALFORMED, "end is END_LEFT or END_RIGHT")
+    """A valid end: END_LEFT or END_RIGHT, or END_UP / END_DOWN (the spinner's short sides,
+    which the engine accepts only under the all-fives scoring)."""
+    if value not in (1, 2, 3, 4):
+        raise invalid(Reason.END_MALFORMED, "end is END_LEFT, END_RIGHT, END_UP or END_DOWN")
     return value
 
 

@@ -31,6 +31,7 @@ from .engine import (
     can_pass,
     create,
     legal_moves,
+    move_points,
     score_round,
     validate_target,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "decode_state",
     "encode_state",
     "legal_moves",
+    "move_points",
     "preset",
     "replay",
     "score_round",

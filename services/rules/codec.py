@@ -13,6 +13,12 @@ byte, one score per side (count-prefixed), the round's stock (count-prefixed til
 order), set-aside mask, lead tile and per-seat draw counts after its last layer, and the
 round result's scoring side stored +1 (``NOBODY`` = 0) with count-prefixed side pips.
 ``encode_rules``/``decode_rules`` also serve the command log's ``Create`` entries.
+
+All fives (``Scoring.ALL_FIVES``, format 3 only): after the draw counts the round has its
+layout's center index stored +1 and the spinner's short sides (count-prefixed codes, up
+then down), the round result its unrounded points (a varint after the hands) and a
+``TileLaid`` last action its points (a varint after ``auto``). Every other rule set's
+bytes are unchanged, so every state stored before all fives was playable still decodes.
 """
 
 from __future__ import annotations
@@ -79,25 +85,38 @@ _ACTION_CODES: Final[dict[type, int]] = {cls: i for i, cls in enumerate(_ACTION_
 _TEXT_FIELDS: Final = frozenset({"name", "host_name"})
 
 
-def _encode_action(event: Event) -> bytes:
+def _action_fields(cls: Any, fives: bool) -> tuple[str, ...]:
+    """The fields of an action written: a ``TileLaid``'s points only under all fives."""
+    fields: tuple[str, ...] = cls._fields
+    if cls is TileLaid and not fives:
+        return fields[:-1]
+    return fields
+
+
+def _encode_action(event: Event, fives: bool = False) -> bytes:
     kind = _ACTION_CODES.get(type(event))
     if kind is None:
         raise CodecError(f"{type(event).__name__} is not a last action")
+    if not fives and type(event) is TileLaid and event.points:
+        raise CodecError("points scored by a play outside all fives")
     out = bytearray((kind,))
-    for name in event._fields:
+    for name in _action_fields(type(event), fives):
         value: Any = getattr(event, name)
         out += text(value) if name in _TEXT_FIELDS else varint(int(value))
     return bytes(out)
 
 
-def _decode_action(r: Reader) -> Event:
+def _decode_action(r: Reader, fives: bool = False) -> Event:
     code = r.byte()
     if code >= len(_ACTION_TYPES):
         raise CodecError(f"unknown action {code}")
     cls: Any = _ACTION_TYPES[code]
-    fields: list[Any] = [r.text() if name in _TEXT_FIELDS else r.varint() for name in cls._fields]
-    if cls in (TileLaid, Passed, Drew):
+    names = _action_fields(cls, fives)
+    fields: list[Any] = [r.text() if name in _TEXT_FIELDS else r.varint() for name in names]
+    if cls in (Passed, Drew):
         fields[-1] = AutoCause(fields[-1])
+    if cls is TileLaid:
+        fields[3] = AutoCause(fields[3])
     if cls is PresenceChanged:
         fields[-1] = bool(fields[-1])
     event: Event = cls(*fields)
@@ -189,7 +208,7 @@ def _ints(values: tuple[int, ...]) -> bytes:
     return bytes((len(values),)) + b"".join(varint(v) for v in values)
 
 
-def _encode_round(rnd: RoundState, ext: bool) -> bytes:
+def _encode_round(rnd: RoundState, ext: bool, fives: bool = False) -> bytes:
     out = bytearray((1,))
     out += varint(rnd.number)
     out.append(rnd.opener)
@@ -205,10 +224,15 @@ def _encode_round(rnd: RoundState, ext: bool) -> bytes:
         out += varint(rnd.aside)
         out.append(_opt(rnd.lead))
         out += bytes(rnd.drawn)
+    if fives:
+        out.append(_opt(rnd.center))
+        for arm in (rnd.up, rnd.down):
+            out.append(len(arm))
+            out += bytes(arm)
     return bytes(out)
 
 
-def _encode_result(res: RoundResult, ext: bool) -> bytes:
+def _encode_result(res: RoundResult, ext: bool, fives: bool = False) -> bytes:
     out = bytearray((1,))
     out += varint(res.number)
     out += bytes((res.opener, int(res.outcome)))
@@ -219,6 +243,8 @@ def _encode_result(res: RoundResult, ext: bool) -> bytes:
     out.append(_opt(res.last_tile_team))
     for hand in res.hands:
         out += varint(hand)
+    if fives:
+        out += varint(res.unrounded_points)
     return bytes(out)
 
 
@@ -226,6 +252,7 @@ def encode_state(state: TableState) -> bytes:
     """The state as compact bytes (see the module docstring)."""
     rules = state.rules
     ext = rules is not CLASSIC and rules != CLASSIC
+    fives = rules.scoring is Scoring.ALL_FIVES
     out = bytearray((RULES_STATE_FORMAT if ext else STATE_FORMAT,))
     if ext:
         out += encode_rules(rules)
@@ -240,12 +267,12 @@ def encode_state(state: TableState) -> bytes:
     for value in state.timing:
         out += varint(value)
     out += _ints(state.scores) if ext else varint(state.scores[0]) + varint(state.scores[1])
-    out += b"\0" if state.round is None else _encode_round(state.round, ext)
-    out += b"\0" if state.last_result is None else _encode_result(state.last_result, ext)
+    out += b"\0" if state.round is None else _encode_round(state.round, ext, fives)
+    out += b"\0" if state.last_result is None else _encode_result(state.last_result, ext, fives)
     out += varint(state.turn_number)
     out += varint(state.deadline_ms)
     out.append(_opt(state.winner))
-    out += _encode_action(state.last_action)
+    out += _encode_action(state.last_action, fives)
     return bytes(out)
 
 
@@ -255,7 +282,7 @@ def _read_ints(r: Reader, ext: bool) -> tuple[int, ...]:
     return (r.varint(), r.varint())
 
 
-def _read_round(r: Reader, ext: bool) -> RoundState | None:
+def _read_round(r: Reader, ext: bool, fives: bool = False) -> RoundState | None:
     if not r.byte():
         return None
     number, opener = r.varint(), r.byte()
@@ -270,10 +297,14 @@ def _read_round(r: Reader, ext: bool) -> RoundState | None:
         aside, lead = r.varint(), r.byte() - 1
         drawn = (r.byte(), r.byte(), r.byte(), r.byte())
         rnd = rnd._replace(stock=stock, aside=aside, lead=lead, drawn=drawn)
+    if fives:
+        center = r.byte() - 1
+        up, down = tuple(r.raw(r.byte())), tuple(r.raw(r.byte()))
+        rnd = rnd._replace(center=center, up=up, down=down)
     return rnd
 
 
-def _read_result(r: Reader, ext: bool) -> RoundResult | None:
+def _read_result(r: Reader, ext: bool, fives: bool = False) -> RoundResult | None:
     if not r.byte():
         return None
     number = r.varint()
@@ -283,7 +314,10 @@ def _read_result(r: Reader, ext: bool) -> RoundResult | None:
     pips = _read_ints(r, ext)
     last_team = r.byte() - 1
     hands = (r.varint(), r.varint(), r.varint(), r.varint())
-    return RoundResult(number, opener, outcome, scorer, points, domino, pips, last_team, hands)
+    unrounded = r.varint() if fives else 0
+    return RoundResult(
+        number, opener, outcome, scorer, points, domino, pips, last_team, hands, unrounded
+    )
 
 
 def _read_state(r: Reader) -> TableState:
@@ -292,6 +326,7 @@ def _read_state(r: Reader) -> TableState:
         raise CodecError(f"unknown state format {fmt!r}")
     ext = fmt == RULES_STATE_FORMAT
     rules = _read_rules(r) if ext else CLASSIC
+    fives = rules.scoring is Scoring.ALL_FIVES
     table_id = r.text()
     version = r.varint()
     phase = Phase(r.byte())
@@ -302,10 +337,10 @@ def _read_state(r: Reader) -> TableState:
     seed = int.from_bytes(r.raw(16), "big")
     timing = Timing(r.varint(), r.varint(), r.varint())
     scores = _read_ints(r, ext)
-    rnd = _read_round(r, ext)
-    result = _read_result(r, ext)
+    rnd = _read_round(r, ext, fives)
+    result = _read_result(r, ext, fives)
     turn_number, deadline_ms, winner = r.varint(), r.varint(), r.byte() - 1
-    action = _decode_action(r)
+    action = _decode_action(r, fives)
     return TableState(
         table_id=table_id,
         version=version,

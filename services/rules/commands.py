@@ -55,7 +55,8 @@ class Start(NamedTuple):
 
 
 class Play(NamedTuple):
-    """Lay ``tile`` (an index, see ``tiles``) on ``end`` (``End.LEFT``/``End.RIGHT``)."""
+    """Lay ``tile`` (an index, see ``tiles``) on ``end`` (``End.LEFT``/``End.RIGHT``; under
+    all fives also ``End.UP``/``End.DOWN``, the spinner's short sides)."""
 
     seat: int
     tile: int

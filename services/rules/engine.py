@@ -15,6 +15,13 @@ is the only one that fits); with the stock empty, the seat passes.
 The rule set (:mod:`.rulesets`) is chosen at ``Create`` and kept in the state: seats, sides,
 hand size and stock (:mod:`.deal`, :mod:`.stock`), openers (:mod:`.openers`), scoring
 (:mod:`.scoring`), the target range and the turn time. Classic (R1-R17) is the default.
+
+All fives (``Scoring.ALL_FIVES``, seed 002, :mod:`.fives`): the round keeps the spinner
+layout; a tile may go on up to four ends (``End.UP``/``End.DOWN`` once both long sides of
+the spinner are covered); a play that makes the open ends total a multiple of 5 scores it
+at once for the seat's side (``TileLaid.points``, :func:`move_points` lists them ahead),
+and reaching the target that way ends the game at once, the round unscored. Auto-play lays
+the first of ``legal_moves`` (long sides before short ones).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from . import errors
+from . import errors, fives
 from .commands import (
     Command,
     Create,
@@ -54,7 +61,7 @@ from .events import (
 )
 from .names import skeleton, validate_name
 from .openers import opening
-from .rulesets import CLASSIC, validate_rules, validate_target
+from .rulesets import CLASSIC, Scoring, validate_rules, validate_target
 from .scoring import score_round
 from .state import (
     HOST_SEAT,
@@ -73,6 +80,10 @@ from .tiles import ALL_TILES, FITS, HIGH, LOW, NO_END, TILE_COUNT
 
 LEFT = int(End.LEFT)
 RIGHT = int(End.RIGHT)
+UP = int(End.UP)
+DOWN = int(End.DOWN)
+_ALL_FIVES = Scoring.ALL_FIVES
+_SHORT_SIDES = (UP, DOWN)
 
 # Hot paths build tuples with ``tuple.__new__(Cls, (...))``: the same immutable NamedTuple
 # as ``Cls(...)``, at half the cost of its Python-level constructor.
@@ -100,6 +111,7 @@ __all__ = [
     "can_pass",
     "create",
     "legal_moves",
+    "move_points",
     "score_round",
     "validate_target",
 ]
@@ -113,12 +125,21 @@ def legal_moves(state: TableState, seat: int) -> tuple[Play, ...]:
     order (tile ascending, left end before right end); empty when it may not play.
 
     On an empty chain every tile is listed once, with ``End.LEFT`` (R8); only the tile the
-    opener must lay when the rule set names one (``RoundState.lead``).
+    opener must lay when the rule set names one (``RoundState.lead``). Under all fives a
+    tile may also go on the spinner's short sides (``End.UP``, ``End.DOWN``, once open):
+    tile ascending, then ``LEFT, RIGHT, UP, DOWN``; :func:`move_points` gives their points.
     """
     rnd = state.round
     if state.phase is not _PLAYING or rnd is None or rnd.turn != seat:
         return ()
     hand = rnd.hands[seat]
+    if rnd.center != NOBODY:  # all fives, a tile laid
+        return tuple(
+            Play(seat, tile, end)
+            for tile in range(TILE_COUNT)
+            if hand >> tile & 1
+            for end in fives.fitting_ends(rnd, tile)
+        )
     left = rnd.left
     if left == NO_END:
         key = (hand if rnd.lead == NOBODY else 1 << rnd.lead) | _EMPTY_CHAIN_KEY
@@ -164,13 +185,32 @@ def _moves_of(key: int) -> tuple[Play, ...]:
     return result
 
 
+def move_points(state: TableState, seat: int) -> tuple[int, ...]:
+    """The points each of ``legal_moves(state, seat)`` would score at once, in the same
+    order: under all fives the open ends' total after the play when it is a multiple of 5
+    (seed 002), else 0; all 0 under every other scoring."""
+    moves = legal_moves(state, seat)
+    rnd = state.round
+    if rnd is None or state.rules.scoring is not _ALL_FIVES:
+        return (0,) * len(moves)
+    return tuple(fives.points_of(rnd, move.tile, move.end) for move in moves)
+
+
+def _fit_mask(rnd: RoundState) -> int:
+    """The tiles that fit an open end (every tile on an empty chain): the two ends of the
+    line, and under all fives the spinner's short sides once open."""
+    if rnd.center != NOBODY:
+        return fives.fit_mask(rnd)
+    return FITS[rnd.left] | FITS[rnd.right]
+
+
 def can_pass(state: TableState, seat: int) -> bool:
     """Whether ``seat`` may pass now: its turn, no tile of its hand fits (R9) and the stock
     is empty (always, without a stock)."""
     rnd = state.round
     if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
         return False
-    return not rnd.stock and not rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right])
+    return not rnd.stock and not rnd.hands[seat] & _fit_mask(rnd)
 
 
 def can_draw(state: TableState, seat: int) -> bool:
@@ -180,7 +220,7 @@ def can_draw(state: TableState, seat: int) -> bool:
     rnd = state.round
     if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
         return False
-    return bool(rnd.stock) and not rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right])
+    return bool(rnd.stock) and not rnd.hands[seat] & _fit_mask(rnd)
 
 
 def auto_play_choice(state: TableState) -> Play | Pass | Draw:
@@ -189,12 +229,18 @@ def auto_play_choice(state: TableState) -> Play | Pass | Draw:
     The first tile of the hand, ascending, that fits; on its left end if it fits there, else
     on its right end (on an empty chain: the tile the opener must lay, if any). When nothing
     fits: a draw while the stock holds tiles, else a pass. ``RoundNotInPlay`` outside a
-    live round.
+    live round. Under all fives: the first of ``legal_moves`` (the short sides after the
+    long ones).
     """
     rnd = _round_in_play(state)
     seat = rnd.turn
     if rnd.lead != NOBODY and rnd.left == NO_END:
         return Play(seat, rnd.lead, LEFT)
+    if rnd.center != NOBODY:
+        moves = legal_moves(state, seat)
+        if moves:
+            return moves[0]
+        return Draw(seat) if rnd.stock else Pass(seat)
     fits_left = FITS[rnd.left]
     playable = rnd.hands[seat] & (fits_left | FITS[rnd.right])
     if not playable:
@@ -209,8 +255,8 @@ def auto_play_choice(state: TableState) -> Play | Pass | Draw:
 def create(command: Create, now_ms: int) -> Transition:
     """Open a table at version 1 with the host in seat 0 (R2), waiting for players.
 
-    The rule set is checked (``RulesInvalid``, ``RulesUnavailable`` for all fives) and kept
-    for the table's life; the target must lie in its range (``TargetInvalid``).
+    The rule set is checked (``RulesInvalid``) and kept for the table's life; the target
+    must lie in its range (``TargetInvalid``).
     """
     del now_ms  # a table's first clock starts with the first deal
     name = validate_name(command.host_name)
@@ -412,7 +458,8 @@ def _play(
     seat, tile, end = command
     if not 0 <= tile < TILE_COUNT:
         raise errors.TileMalformed(f"no tile {tile}")
-    if end != LEFT and end != RIGHT:  # noqa: PLR1714 (faster than a tuple test)
+    fives_play = state.rules.scoring is _ALL_FIVES
+    if end != LEFT and end != RIGHT and not (fives_play and end in _SHORT_SIDES):  # noqa: PLR1714
         raise errors.EndMalformed(f"no end {end}")
     rnd = state.round
     if state.phase is not _PLAYING or rnd is None:
@@ -422,6 +469,8 @@ def _play(
         raise errors.NotYourTurn(f"seat {rnd.turn} is to play")
     if not rnd.hands[seat] >> tile & 1:
         raise errors.TileNotInHand("the tile is not in your hand")
+    if fives_play:
+        return _play_fives(state, rnd, command, now_ms, auto, drew)
     chain, left, right = _laid(rnd, seat, tile, end)
     hands = rnd.hands
     hand = hands[seat] & ~(1 << tile)
@@ -433,7 +482,7 @@ def _play(
         hands = (hands[0], hands[1], hand, hands[3])
     else:
         hands = (hands[0], hands[1], hands[2], hand)
-    event = _new(TileLaid, (seat, tile, end, auto))
+    event = _new(TileLaid, (seat, tile, end, auto, 0))
     stock, aside, drawn = rnd.stock, rnd.aside, rnd.drawn
     if not hand:  # R12: domino
         ended = _new(
@@ -453,6 +502,9 @@ def _play(
                 aside,
                 NOBODY,
                 drawn,
+                NOBODY,
+                (),
+                (),
             ),
         )
         return _end_round(state, ended, Outcome.DOMINO, now_ms, event, drew)
@@ -474,11 +526,55 @@ def _play(
             aside,
             NOBODY,
             drawn,
+            NOBODY,
+            (),
+            (),
         ),
         nxt,
         now_ms,
         (*drew, event),
     )
+
+
+def _play_fives(
+    state: TableState,
+    rnd: RoundState,
+    command: Play,
+    now_ms: int,
+    auto: AutoCause,
+    drew: tuple[Event, ...],
+) -> Transition:
+    """Lay a tile under all fives (seed 002, :mod:`.fives`): a play that makes the open
+    ends total a multiple of 5 scores it at once for the seat's side; reaching the target
+    that way ends the game at once (the round is not scored); otherwise as ``_play``."""
+    seat, tile, end = command
+    laying = fives.lay(rnd, seat, tile, end)
+    hand = rnd.hands[seat] & ~(1 << tile)
+    laid = fives.laid_round(rnd, laying)._replace(
+        hands=_with4(rnd.hands, seat, hand), passes=0, last_layer=seat, lead=NOBODY
+    )
+    points = fives.points_of(rnd, tile, end)
+    event = TileLaid(seat, tile, end, auto, points)
+    if points:
+        side = state.rules.side_of(seat)
+        scores = tuple(v + points if i == side else v for i, v in enumerate(state.scores))
+        state = state._replace(scores=scores)
+        if scores[side] >= state.target:  # seed 002: the game ends at once
+            finished = state._replace(
+                version=state.version + 1,
+                phase=Phase.FINISHED,
+                round=laid._replace(turn=seat),
+                last_result=None,
+                turn_number=state.turn_number + 1,
+                deadline_ms=0,
+                winner=side,
+                last_action=event,
+            )
+            return Transition(finished, (*drew, event, GameEnded(side, scores)))
+    if not hand:  # R12: domino
+        return _end_round(state, laid._replace(turn=seat), Outcome.DOMINO, now_ms, event, drew)
+    nxt = seat + 1 if seat + 1 < state.rules.seats else 0
+    return _next_turn(state, tuple(laid._replace(turn=nxt)), nxt, now_ms, (*drew, event))
 
 
 def _laid(rnd: RoundState, seat: int, tile: int, end: int) -> tuple[tuple[int, ...], int, int]:
@@ -561,16 +657,16 @@ def _pass_turn(
     drew: tuple[Event, ...] = (),
 ) -> Transition:
     left, right = rnd.left, rnd.right
-    if rnd.hands[seat] & (FITS[left] | FITS[right]):
+    if rnd.hands[seat] & _fit_mask(rnd):
         raise errors.MustPlay("a tile of your hand fits")  # R9 (and the opener never passes)
     if rnd.stock:
         raise errors.MustDraw("nothing fits: draw from the stock")
-    numbers = 1 << left | 1 << right
+    numbers = fives.end_numbers(rnd) if rnd.center != NOBODY else 1 << left | 1 << right
     passed = _with4(rnd.passed, seat, rnd.passed[seat] | numbers)  # R10
     passes = rnd.passes + 1
     event = _new(Passed, (seat, numbers, auto))
     chain, last = rnd.chain, rnd.last_layer
-    extra = (rnd.stock, rnd.aside, rnd.lead, rnd.drawn)
+    extra = (rnd.stock, rnd.aside, rnd.lead, rnd.drawn, rnd.center, rnd.up, rnd.down)
     seats = state.rules.seats
     if passes == seats:  # R13: every seat passed, one after another (the stock is empty)
         ended = _new(
@@ -620,7 +716,7 @@ def _draw(state: TableState, command: Draw, now_ms: int) -> Transition:
     if seat != rnd.turn:
         _require_seated(state, seat)
         raise errors.NotYourTurn(f"seat {rnd.turn} is to play")
-    if rnd.hands[seat] & (FITS[rnd.left] | FITS[rnd.right]):
+    if rnd.hands[seat] & _fit_mask(rnd):
         raise errors.MustPlay("a tile of your hand fits")
     if not rnd.stock:
         raise errors.CannotDraw("the stock is empty" if state.rules.draw else "no stock here")

@@ -156,8 +156,9 @@ class RulesInvalid(_InvalidArgumentError):
 
 
 class RulesUnavailable(_FailedPreconditionError):
-    """A rule set this engine cannot play yet (``Scoring.ALL_FIVES``: the spinner is not
-    available yet); ``field`` names the part (``"scoring"``)."""
+    """A rule set this engine cannot play (the contract's ``RULES_UNAVAILABLE``); every rule
+    set of :mod:`.rulesets` is playable now, all fives included, so the engine raises it for
+    none; ``field`` would name the part."""
 
     reason = "RULES_UNAVAILABLE"
 

@@ -48,12 +48,15 @@ class RoundDealt(NamedTuple):
 
 
 class TileLaid(NamedTuple):
-    """``seat`` laid ``tile`` on ``end``; ``auto`` tells whether the table did it (R11)."""
+    """``seat`` laid ``tile`` on ``end``; ``auto`` tells whether the table did it (R11).
+    ``points``: what the play scored at once for the seat's side under all fives (the open
+    ends' total when a multiple of 5, seed 002); always 0 under every other scoring."""
 
     seat: int
     tile: int
     end: int
     auto: AutoCause
+    points: int = 0
 
 
 class Passed(NamedTuple):

@@ -92,7 +92,9 @@ class Scoring(IntEnum):
 
     #: At the end of a round only.
     BLOCK = 1
-    #: Seed 002's "tous les 5" (spinner, multiples of five at the ends): not playable yet.
+    #: Seed 002's "tous les 5": the spinner (up to four ends), a play scores the open ends'
+    #: total at once when it is a multiple of 5, round points are rounded to the nearest 5
+    #: and reaching the target by a play ends the game at once (:mod:`.fives`).
     ALL_FIVES = 2
 
 
@@ -241,7 +243,8 @@ WEB_BLOCK: Final = replace(
 )
 
 #: Seed 002, "tous les 5": as ``web_draw`` with the spinner and the multiples of five
-#: (``Scoring.ALL_FIVES``): listed for the contract, not playable yet (``RulesUnavailable``).
+#: (``Scoring.ALL_FIVES``): a play scores the ends' total when a multiple of 5, a domino or
+#: a blocked round scores as ``web_draw`` rounded to the nearest 5.
 WEB_FIVES: Final = replace(WEB_DRAW, preset="web_fives", scoring=Scoring.ALL_FIVES)
 
 #: Seed 003 (the app): 5 or 7 tiles chosen, target 50, 100 or 150; two seats one against
@@ -310,7 +313,7 @@ def _check(ok: bool, field: str, message: str) -> None:
 
 def validate_rules(rules: RuleSet) -> RuleSet:
     """``rules`` itself when it is playable and consistent; ``RulesInvalid`` naming the field
-    otherwise, ``RulesUnavailable`` for ``Scoring.ALL_FIVES`` (not available yet)."""
+    otherwise. (``RulesUnavailable`` is kept for the contract; every scoring is playable.)"""
     _check(isinstance(rules, RuleSet), "rules", "not a rule set")
     _check(2 <= rules.seats <= 4, "seats", "a table has 2, 3 or 4 seats")
     _check(not rules.teams or rules.seats == 4, "teams", "teams need four seats")
@@ -347,8 +350,6 @@ def validate_rules(rules: RuleSet) -> RuleSet:
         "turn_seconds",
         f"a turn lasts {rules.min_turn_seconds}..{rules.max_turn_seconds} s",
     )
-    if rules.scoring is Scoring.ALL_FIVES:
-        raise errors.RulesUnavailable("all fives scoring is not available yet", field="scoring")
     return rules
 
 
@@ -367,8 +368,7 @@ def preset(
     three or four); ``teams`` is a choice only where the seed gives one (004 at four seats).
     Anything else raises ``RulesInvalid`` naming the argument (``preset``, ``seats``,
     ``hand_size``, ``teams``, ``turn_seconds``) or ``TargetInvalid`` (``target``). The
-    result is not checked for playability (``validate_rules``: ``web_fives`` is listed but
-    not playable yet).
+    result is not checked further (``validate_rules`` does, at ``Create``).
     """
     base = PRESETS.get(name)
     if base is None:

@@ -9,11 +9,16 @@ numbers of tiles), which scores the other sides' total (``OTHERS_TOTAL``), that 
 the outcome is ``BLOCKED_TIE`` and ``BlockedTie`` decides: the last placer's side (R14),
 nobody (no points for anyone), or the opener's side ("la main", 004); a rule naming a side
 that is not among the level ones falls to the level side first in turn order after it.
+
+Under all fives (``Scoring.ALL_FIVES``, seed 002) the round's points are rounded to the
+nearest 5 (:func:`.spinner.round_to_five`); the result keeps them before rounding too
+(``RoundResult.unrounded_points``, 0 under every other scoring).
 """
 
 from __future__ import annotations
 
-from .rulesets import CLASSIC, BlockedScore, BlockedTie, DominoScore, RuleSet
+from .rulesets import CLASSIC, BlockedScore, BlockedTie, DominoScore, RuleSet, Scoring
+from .spinner import round_to_five
 from .state import NOBODY, Outcome, RoundResult, RoundState
 from .tiles import points
 
@@ -74,6 +79,9 @@ def score_round(rnd: RoundState, outcome: Outcome, rules: RuleSet = CLASSIC) -> 
             outcome = Outcome.BLOCKED_TIE
             scorer = _tie_scorer(rules, rnd, level)
         gained = _blocked_points(rules, side_pips, scorer) if scorer != NOBODY else 0
+    unrounded = 0
+    if rules.scoring is Scoring.ALL_FIVES:
+        unrounded, gained = gained, round_to_five(gained)
     return RoundResult(
         number=rnd.number,
         opener=rnd.opener,
@@ -84,4 +92,5 @@ def score_round(rnd: RoundState, outcome: Outcome, rules: RuleSet = CLASSIC) -> 
         team_pips=tuple(side_pips),
         last_tile_team=last_side,
         hands=rnd.hands,
+        unrounded_points=unrounded,
     )

@@ -43,10 +43,13 @@ class Phase(IntEnum):
 
 
 class End(IntEnum):
-    """The two ends of the chain (values match ``dominos.v1.End``)."""
+    """The ends of the layout (values match ``dominos.v1.End``): the two ends of the chain,
+    and under all fives the spinner's short sides (``spinner.Arm`` has the same values)."""
 
     LEFT = 1
     RIGHT = 2
+    UP = 3
+    DOWN = 4
 
 
 class Outcome(IntEnum):
@@ -86,6 +89,13 @@ class RoundState(NamedTuple):
     order (the next drawn first), ``aside`` the mask of tiles neither dealt nor drawable,
     ``lead`` the tile the opener must lay (``NOBODY``: any tile) and ``drawn`` how many tiles
     each seat drew this round (public). Classic rounds keep the defaults.
+
+    All fives (seed 002, :mod:`.fives`): ``chain`` is the long line (the spinner inside it)
+    and ``left``/``right`` its ends; ``center`` is the index in ``chain`` of the layout's
+    center (the opener, laid low half left, until the first double is laid; that double,
+    the spinner, from then on; ``NOBODY`` on an empty table and under every other scoring);
+    ``up``/``down`` list the tiles of the spinner's short sides from the spinner outward,
+    each encoded ``seat << 6 | inner << 3 | outer`` (``inner`` faces the spinner).
     """
 
     number: int
@@ -102,6 +112,9 @@ class RoundState(NamedTuple):
     aside: int = 0
     lead: int = NOBODY
     drawn: tuple[int, int, int, int] = (0, 0, 0, 0)
+    center: int = NOBODY
+    up: tuple[int, ...] = ()
+    down: tuple[int, ...] = ()
 
 
 class RoundResult(NamedTuple):
@@ -110,6 +123,8 @@ class RoundResult(NamedTuple):
     "Team" reads "side" under rule sets without teams (a side is a seat, issue 19):
     ``scoring_team`` is the scoring side (``NOBODY`` when a blocked tie scores nothing),
     ``team_pips`` the pips of each side, ``last_tile_team`` the side of the last tile laid.
+    Under all fives ``points`` are rounded to the nearest 5 and ``unrounded_points`` keeps
+    them before rounding (0 under every other scoring).
     """
 
     number: int
@@ -121,6 +136,7 @@ class RoundResult(NamedTuple):
     team_pips: tuple[int, ...]
     last_tile_team: int
     hands: tuple[int, int, int, int]
+    unrounded_points: int = 0
 
 
 class TableState(NamedTuple):

@@ -8,7 +8,8 @@ neither dealt nor drawable. Classic has no stock: every tile is dealt (R5).
 
 from __future__ import annotations
 
-from .state import RoundState
+from . import fives
+from .state import NOBODY, RoundState
 from .tiles import FITS
 
 
@@ -28,8 +29,9 @@ def draw_one(rnd: RoundState, seat: int) -> RoundState:
 
 def draws_to_fit(rnd: RoundState, seat: int) -> int:
     """How many tiles ``seat`` draws, one at a time, until one fits an end or the stock is
-    empty; 0 when a tile of its hand fits already (or there is no stock)."""
-    fits = FITS[rnd.left] | FITS[rnd.right]
+    empty; 0 when a tile of its hand fits already (or there is no stock). Under all fives
+    the spinner's short sides count once open."""
+    fits = fives.fit_mask(rnd) if rnd.center != NOBODY else FITS[rnd.left] | FITS[rnd.right]
     if rnd.hands[seat] & fits:
         return 0
     for count, tile in enumerate(rnd.stock, start=1):

@@ -9,16 +9,25 @@ Under every rule set (issue 19) the view also carries the rule set, the number o
 the stock (never which), one score per side, each seat's side and how many tiles it drew
 this round, and whether the seat may draw; ``seats`` lists the rule set's seats only. A
 tile drawn by another seat never appears: ``Drew`` tells who drew and how many.
+
+Every view carries the open ends with their numbers (``open_ends``: ``LEFT``, ``RIGHT`` of
+a line) and the points of each legal move (``move_points``, parallel to ``legal_moves``;
+0 but under all fives). Under all fives (seed 002) ``chain`` is the long line from left to
+right with the spinner inside it (``spinner_index``), ``up_arm``/``down_arm`` its short
+sides from the spinner outward, and ``open_ends`` up to four ends (``UP``, ``DOWN`` once
+both long sides are covered).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from . import fives
 from .commands import Play
-from .engine import can_draw, can_pass, legal_moves
+from .engine import can_draw, can_pass, legal_moves, move_points
 from .events import Event
 from .rulesets import CLASSIC, RuleSet
+from .spinner import OpenEnd
 from .state import (
     HOST_SEAT,
     NOBODY,
@@ -48,7 +57,9 @@ class SeatPublic(NamedTuple):
 
 
 class PlacedTile(NamedTuple):
-    """A laid tile, oriented left to right, and who laid it."""
+    """A laid tile, oriented left to right, and who laid it. On a short side of the spinner
+    (``SeatView.up_arm``/``down_arm``) ``left`` is the half facing the spinner and
+    ``right`` the half facing away (the end's number when it is the last tile)."""
 
     left: int
     right: int
@@ -61,6 +72,12 @@ class SeatView(NamedTuple):
     ``turn_seat``, ``left_end`` and ``right_end`` are ``NOBODY`` when unset; ``winner`` is a
     side index or ``NOBODY``; ``last_round`` is set only while a round is over. ``scores``
     has one entry per side; ``stock_count`` is the number of tiles left to draw.
+
+    ``open_ends`` lists every open end and its number (``LEFT, RIGHT, UP, DOWN`` order;
+    empty while the chain is); ``move_points`` the points of each of ``legal_moves`` (same
+    order, 0 but under all fives). Under all fives ``chain`` is the long line with the
+    spinner at ``spinner_index`` (``NOBODY`` before the first double) and ``up_arm`` /
+    ``down_arm`` its short sides from the spinner outward.
     """
 
     table_id: str
@@ -87,6 +104,11 @@ class SeatView(NamedTuple):
     rules: RuleSet = CLASSIC
     stock_count: int = 0
     can_draw: bool = False
+    open_ends: tuple[OpenEnd, ...] = ()
+    up_arm: tuple[PlacedTile, ...] = ()
+    down_arm: tuple[PlacedTile, ...] = ()
+    spinner_index: int = NOBODY
+    move_points: tuple[int, ...] = ()
 
 
 def view_for(state: TableState, seat: int) -> SeatView:
@@ -111,8 +133,13 @@ def view_for(state: TableState, seat: int) -> SeatView:
             )
         )
     chain: tuple[PlacedTile, ...] = ()
+    up_arm: tuple[PlacedTile, ...] = ()
+    down_arm: tuple[PlacedTile, ...] = ()
     if rnd is not None:
-        chain = tuple(PlacedTile(code >> 3 & 7, code & 7, code >> 6) for code in rnd.chain)
+        chain, up_arm, down_arm = (
+            tuple(PlacedTile(code >> 3 & 7, code & 7, code >> 6) for code in codes)
+            for codes in (rnd.chain, rnd.up, rnd.down)
+        )
     over = state.phase in (Phase.ROUND_OVER, Phase.FINISHED)
     return SeatView(
         table_id=state.table_id,
@@ -139,4 +166,9 @@ def view_for(state: TableState, seat: int) -> SeatView:
         rules=rules,
         stock_count=len(rnd.stock) if rnd is not None else 0,
         can_draw=can_draw(state, seat),
+        open_ends=fives.open_ends(rnd) if rnd is not None else (),
+        up_arm=up_arm,
+        down_arm=down_arm,
+        spinner_index=fives.spinner_index(rnd) if rnd is not None else NOBODY,
+        move_points=move_points(state, seat),
     )

@@ -16,7 +16,7 @@ entry, absolute ms for the first), then the payload of the kind:
 | Leave | 0x2s | - |
 | SetTarget | 0x3s | varint target |
 | Start | 0x4s | 16 bytes seed, big-endian |
-| Play | 0x5s | 1 byte ``tile << 2 | end`` |
+| Play | 0x5s | 1 byte ``tile << 2 | end`` (the end's two bits; 0 is END_DOWN, all fives only) |
 | Pass | 0x6s | - |
 | SetPresence | 0x7s | 1 byte connected (0/1) |
 | Expire | 0x8_ | varint turn number |
@@ -47,6 +47,7 @@ from services.rules import (
 )
 from services.rules.binary import DecodeError, Reader, text, varint
 from services.rules.codec import CodecError, decode_rules, encode_rules
+from services.rules.state import End
 
 
 class LogFormatError(DecodeError):
@@ -58,7 +59,7 @@ def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
     entry's time (0 for the first entry)."""
     dt = varint(max(at_ms - previous_ms, 0))
     if isinstance(command, Play):
-        return bytes((0x50 | command.seat,)) + dt + bytes((command.tile << 2 | command.end,))
+        return bytes((0x50 | command.seat,)) + dt + bytes((command.tile << 2 | command.end & 3,))
     if isinstance(command, Pass):
         return bytes((0x60 | command.seat,)) + dt
     if isinstance(command, Draw):
@@ -99,7 +100,7 @@ def _presence(reader: Reader, seat: int) -> SetPresence:
 
 def _play(reader: Reader, seat: int) -> Play:
     packed = reader.byte()
-    return Play(seat, packed >> 2, packed & 3)
+    return Play(seat, packed >> 2, packed & 3 or int(End.DOWN))
 
 
 #: The decoder of each entry kind (the tag's high nibble), given the reader and the seat.

@@ -38,8 +38,9 @@ class Bots:
     tasks: list[asyncio.Task[game_pb2.TableView | None]]
 
     @classmethod
-    def connect(cls, address: str, names: tuple[str, str, str] = ("Bot1", "Bot2", "Bot3")) -> Bots:
-        """Three seats named ``names`` with a channel each to ``address``, not seated yet."""
+    def connect(cls, address: str, names: tuple[str, ...] = ("Bot1", "Bot2", "Bot3")) -> Bots:
+        """Seats named ``names`` (three by default) with a channel each to ``address``, not
+        seated yet."""
         seats = [ScriptedSeat(name, address, seed=i) for i, name in enumerate(names, start=1)]
         for seat in seats:
             seat.connect()

@@ -172,3 +172,89 @@ def finished(version: int = 9) -> game_pb2.TableView:
         )
     )
     return view
+
+
+def rules_of(name: str, **choice: object) -> game_pb2.RuleSet:
+    """The contract's ``RuleSet`` of the preset ``name`` as the server builds it, adjusted
+    (``seats``, ``hand_size``, ``teams``, ``turn_seconds``)."""
+    from services.common.projection import rules_message  # noqa: PLC0415
+    from services.rules.rulesets import preset  # noqa: PLC0415
+
+    return rules_message(preset(name, **choice))  # type: ignore[arg-type]
+
+
+def ruled_view(
+    name: str,
+    seats: int,
+    phase: int = game_pb2.PHASE_PLAYING,
+    names: tuple[str, ...] = NAMES,
+    **choice: object,
+) -> game_pb2.TableView:
+    """A view for seat 0 of a table playing preset ``name`` at ``seats`` seats (each for
+    themselves unless ``teams``), round 3, with scores 12, 30, 5, 41 by side."""
+    rules = rules_of(name, seats=seats, **choice)
+    view = game_pb2.TableView(
+        table_id="t",
+        version=7,
+        phase=phase,  # type: ignore[arg-type]
+        target=100,
+        your_seat=0,
+        round_number=3,
+        opener_seat=1,
+        server_time_ms=1_000_000,
+        turn_deadline_ms=1_030_000,
+        rules=rules,
+        stock_size=6 if rules.draw else 0,
+    )
+    sides = 2 if rules.teams else seats
+    view.side_scores.extend([12, 30, 5, 41][:sides])
+    if rules.teams:
+        view.score_team_a, view.score_team_b = 12, 30
+    for seat in range(seats):
+        side = seat % 2 if rules.teams else seat
+        view.seats.add(
+            seat=seat,
+            occupied=True,
+            name=names[seat],
+            host=seat == 0,
+            tile_count=4,
+            connected=True,
+            team=(game_pb2.TEAM_A if seat % 2 == 0 else game_pb2.TEAM_B) if rules.teams else 0,
+            side=side,
+            score=view.side_scores[side],
+        )
+    return view
+
+
+def ruled_summary(
+    view: game_pb2.TableView,
+    outcome: int,
+    points: int,
+    pips: list[int],
+    scoring_side: int | None,
+    domino_seat: int | None = None,
+) -> game_pb2.TableView:
+    """``view`` between rounds with a summary of round 3: ``pips`` per seat (their sums per
+    side with teams)."""
+    view.phase = game_pb2.PHASE_ROUND_OVER
+    seats = len(view.seats)
+    summary = game_pb2.RoundSummary(
+        round_number=3,
+        outcome=outcome,  # type: ignore[arg-type]
+        points=points,
+        opener_seat=1,
+        tie_rule_applied=outcome == game_pb2.ROUND_OUTCOME_BLOCKED_TIE,
+        hands=[game_pb2.RevealedHand(seat=s, points=pips[s]) for s in range(seats)],
+    )
+    if view.rules.teams:
+        summary.side_pips.extend([pips[0] + pips[2], pips[1] + pips[3]])
+    else:
+        summary.side_pips.extend(pips)
+    if scoring_side is not None:
+        summary.scoring_side = scoring_side
+        if view.rules.teams:
+            summary.scoring_team = game_pb2.TEAM_A if scoring_side == 0 else game_pb2.TEAM_B
+    if domino_seat is not None:
+        summary.domino_seat = domino_seat
+    view.last_round.CopyFrom(summary)
+    return view

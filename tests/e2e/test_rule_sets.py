@@ -120,8 +120,9 @@ async def play_whole_game(
         (game_pb2.RuleChoice(preset=game_pb2.PRESET_WEB_BLOCK, seats=2), 50, 2),
         (game_pb2.RuleChoice(preset=game_pb2.PRESET_APP, seats=4, hand_size=5), 50, 2),
         (game_pb2.RuleChoice(preset=game_pb2.PRESET_SITE, seats=2), 50, 2),
+        (game_pb2.RuleChoice(preset=game_pb2.PRESET_WEB_FIVES, seats=2), 50, 2),
     ],
-    ids=["family_draw-3", "web_block-2", "app-4-teams-5", "site-2"],
+    ids=["family_draw-3", "web_block-2", "app-4-teams-5", "site-2", "web_fives-2"],
 )
 async def test_a_preset_table_plays_a_whole_game_through_the_gateway(
     e2e: E2ECluster, choice: game_pb2.RuleChoice, target: int, sides: int
@@ -143,6 +144,11 @@ async def test_a_preset_table_plays_a_whole_game_through_the_gateway(
     if first.rules.draw and any(v.stock_size for views in results for v in views):
         drew = [a for a in actions if a.kind == game_pb2.ACTION_KIND_DREW]
         assert drew and all(a.drawn >= 1 for a in drew)
+    if first.rules.scoring == game_pb2.SCORING_ALL_FIVES:
+        # All fives: points scored at once by plays; every legal move says its points.
+        scored = [a.points for a in actions if a.kind == game_pb2.ACTION_KIND_PLAYED]
+        assert any(scored) and all(p % 5 == 0 for p in scored)
+        assert all(m.points % 5 == 0 for views in results for v in views for m in v.legal_moves)
     truth = await hands_by_version(e2e.redis.url_for("admin"), seats[0].table_id)
     for seat, views in zip(seats, results, strict=True):
         for view in views:
@@ -166,7 +172,7 @@ async def test_an_idle_seat_is_played_by_the_timer_drawing_until_a_tile_fits(
     assert any(a.kind == game_pb2.ACTION_KIND_PLAYED for a in auto)
 
 
-INVALID, PRECONDITION = "INVALID_ARGUMENT", "FAILED_PRECONDITION"
+INVALID = "INVALID_ARGUMENT"
 UNKNOWN_PRESET: Any = 99
 Choice = game_pb2.RuleChoice
 #: (the choice, the target, the refusal: code, reason, field), by case.
@@ -177,7 +183,12 @@ REFUSED = {
     "site-500-s": (Choice(preset=SITE, turn_seconds=500), 0, "RULES_INVALID", "turn_seconds"),
     "unknown-preset": (Choice(preset=UNKNOWN_PRESET), 0, "RULES_INVALID", "preset"),
     "app-target-200": (Choice(preset=APP), 200, "TARGET_INVALID", "target"),
-    "fives": (Choice(preset=game_pb2.PRESET_WEB_FIVES), 0, "RULES_UNAVAILABLE", "scoring"),
+    "fives-5-seats": (
+        Choice(preset=game_pb2.PRESET_WEB_FIVES, seats=5),
+        0,
+        "RULES_INVALID",
+        "seats",
+    ),
 }
 
 
@@ -198,7 +209,7 @@ async def test_a_rule_choice_outside_its_preset_is_refused_with_the_field_named(
             )
     finally:
         await client.close()
-    code = PRECONDITION if reason == "RULES_UNAVAILABLE" else INVALID
+    code = INVALID
     assert (refused.value.code().name, reason_of(refused.value)) == (code, reason)
     assert error_info(refused.value).metadata["field"] == field
 

@@ -15,6 +15,12 @@ them with the Python stubs and checks each view as the other end-to-end tests do
 (:func:`testing.players.check_view`), hands of different seats never overlap at one version,
 and every hand the page showed (its DOM) is exactly the hand its seat received.
 
+A second test plays a three-seat ``web_draw`` game (each for themselves, a stock, target 50)
+the same way: the host picks the rule set on the start screen, the lobby says it in words and
+waits for three; on the table a seat that cannot play clicks Draw (at least once in the game),
+the others read « Ben a pioché 1 domino », never which; every view is checked to show no tile
+of another seat and none of the stock, and the winner is a seat.
+
 Screenshots of the table mid-round (``web-table.png``: the player to act; ``web-table-host.png``)
 are saved under ``$DOMINOS_ARTEFACTS`` (default: the temporary directory)/``dominos-web``;
 ``DOMINOS_UPDATE_SCREENSHOTS=1`` also copies the first to ``docs/screenshots/web-table.png``.
@@ -39,10 +45,12 @@ from typing import Any
 
 import pytest
 from dominos.v1 import game_pb2, gateway_pb2
+from google.protobuf import unknown_fields
+from google.protobuf.message import Message
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from testing.cluster import ProcessCluster, clock_env
-from testing.players import check_view, tile_key
+from testing.players import check_view, tile_key, tiles_shown
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "clients" / "web" / "dist"
@@ -132,6 +140,7 @@ UNARY: dict[str, Any] = {
     "StartGame": gateway_pb2.StartGameResponse,
     "PlayTile": gateway_pb2.PlayTileResponse,
     "Pass": gateway_pb2.PassResponse,
+    "DrawTile": gateway_pb2.DrawTileResponse,
     "GetTableView": gateway_pb2.GetTableViewResponse,
 }
 
@@ -305,24 +314,56 @@ def check_chain(player: Browsing) -> None:
     assert newest == (1 if cells and not player.reloaded else newest) <= 1, cells
 
 
+#: The page shows version ``v`` (or newer) on its own turn, no command under way.
+READY = """
+v => {
+  const app = document.getElementById("app");
+  const table = document.querySelector("main.table");
+  return table !== null && Number(table.dataset.version) >= v
+    && app.dataset.myTurn === "true" && app.dataset.busy === "false";
+}
+"""
+
+#: Everything act() checks before clicking, in one round trip (a slow CPU pays per call).
+TURN_PAGE = """
+() => {
+  const app = document.getElementById("app");
+  const banner = document.querySelector(".your-turn-banner");
+  const tiles = [...document.querySelectorAll("#hand button.tile")];
+  const pass = document.querySelector("#pass");
+  return {
+    myTurn: app.dataset.myTurn === "true",
+    banner: banner !== null && banner.getClientRects().length > 0,
+    title: document.title,
+    hand: tiles.map((el) => [Number(el.dataset.low), Number(el.dataset.high)]),
+    legal: tiles.filter((el) => el.dataset.legal === "true").length,
+    disabled: tiles.filter((el) => el.disabled).length,
+    pass: pass !== null && !pass.disabled,
+  };
+}
+"""
+
+
 def act(player: Browsing, version: int, end_toggle: list[int]) -> None:
     """Plays one legal move on the player's page by clicking, and waits for its answer."""
     page = player.page
-    expect(page.locator("#app")).to_have_attribute("data-my-turn", "true")
-    expect(page.locator(".your-turn-banner")).to_be_visible()  # the turn is signalled
-    assert page.title().startswith("●"), page.title()
-    player.shown.append((version, player.hand()))
+    # The page may still show an older version (its stream lags): wait for this one.
+    page.wait_for_function(READY, arg=version)
+    shown = page.evaluate(TURN_PAGE)
+    assert shown["myTurn"] and shown["banner"], shown  # the turn is signalled
+    assert shown["title"].startswith("●"), shown["title"]
+    hand = shown["hand"]
+    assert len(hand) == len(set(map(tuple, hand))), hand
+    player.shown.append((version, frozenset(tile_key(low, high) for low, high in hand)))
     check_chain(player)
-    tiles = page.locator("#hand button.tile")
-    legal = page.locator("#hand button.tile[data-legal='true']")
     # Illegal tiles are not clickable.
-    assert tiles.count() - legal.count() == page.locator("#hand button.tile:disabled").count()
-    if page.locator("#pass").is_enabled():
-        assert legal.count() == 0
+    assert len(hand) - shown["legal"] == shown["disabled"], shown
+    if shown["pass"]:
+        assert shown["legal"] == 0
         page.click("#pass")
     else:
-        assert legal.count() > 0
-        legal.first.click()
+        assert shown["legal"] > 0
+        page.locator("#hand button.tile[data-legal='true']").first.click()
         if page.locator("#end-choice").count() > 0:
             end_toggle[0] += 1
             page.click(f"#end-choice [data-end='{'left' if end_toggle[0] % 2 else 'right'}']")
@@ -456,4 +497,241 @@ def test_four_browsers_play_a_game(
             f"\nweb client: {moves} moves clicked in four browsers ({toggle[0]} with the end "
             f"chooser), {received} views checked, "
             f"{time.monotonic() - started:.1f} s; screenshots in {shot.parent}"
+        )
+
+
+# -- a rule set with a stock: three seats, each for themselves ------------------------------
+
+DRAW_NAMES = ("Ana", "Ben", "Chloé")
+DRAW_SEATS = 3
+#: The lowest target web_draw allows (docs/rules.md, Rule sets): a short game.
+DRAW_TARGET = 50
+SET_SIZE = 28
+
+#: What the page to act offers, in one round trip.
+OFFER = """
+() => ({
+  draw: document.querySelector("#draw:not([disabled])") !== null,
+  pass: document.querySelector("#pass:not([disabled])") !== null,
+  legal: document.querySelectorAll("#hand button.tile[data-legal='true']").length,
+  hand: [...document.querySelectorAll("#hand button.tile")].map((el) => [
+    Number(el.dataset.low), Number(el.dataset.high),
+  ]),
+  stock: Number(document.querySelector("#stock")?.dataset.stock ?? -1),
+})
+"""
+
+
+def fully_decoded(message: Message) -> None:
+    """No byte of ``message`` (nested messages included) was left undecoded: nothing a newer
+    contract could hide from this check."""
+    assert len(unknown_fields.UnknownFieldSet(message)) == 0, message
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is None:
+            continue
+        values = value if descriptor.is_repeated else [value]
+        for item in values:
+            fully_decoded(item)
+
+
+def check_draw_view(view: game_pb2.TableView, seat: int) -> None:
+    """What a seat of a three-seat web_draw table may see: its own hand, the chain, counts."""
+    fully_decoded(view)
+    assert view.your_seat == seat
+    assert view.rules.preset == game_pb2.PRESET_WEB_DRAW and view.rules.seats == DRAW_SEATS
+    assert not view.rules.teams and view.rules.draw and view.rules.hand_size == 5
+    assert view.target == DRAW_TARGET
+    assert len(view.seats) == DRAW_SEATS and len(view.side_scores) == DRAW_SEATS
+    assert view.score_team_a == view.score_team_b == 0
+    assert [s.side for s in view.seats] == list(range(DRAW_SEATS))
+    assert [s.score for s in view.seats] == list(view.side_scores)
+    assert not view.up_arm and not view.down_arm
+    shown = tiles_shown(view)
+    assert shown["moves"] <= shown["hand"] and shown["action"] <= shown["chain"]
+    assert not shown["hand"] & shown["chain"]
+    if view.last_action.kind == game_pb2.ACTION_KIND_DREW:
+        assert view.last_action.drawn >= 1 and not view.last_action.HasField("move")
+    if view.phase == game_pb2.PHASE_PLAYING:
+        assert not view.HasField("last_round") and shown["summary"] == set()
+        assert view.seats[seat].tile_count == len(view.hand)
+        assert sum(s.tile_count for s in view.seats) + len(view.chain) + view.stock_size == SET_SIZE
+        mine = view.turn_seat == seat
+        stuck = mine and not view.legal_moves
+        assert view.can_draw == (stuck and view.stock_size > 0)
+        assert view.can_pass == (stuck and view.stock_size == 0)
+        if not mine:
+            assert not view.legal_moves
+    if view.phase in (game_pb2.PHASE_ROUND_OVER, game_pb2.PHASE_FINISHED):
+        # The hands are revealed (D1), never the stock.
+        assert not shown["summary"] & shown["chain"]
+        assert len(shown["summary"]) + len(view.chain) + view.stock_size == SET_SIZE
+        assert len(view.last_round.side_pips) == DRAW_SEATS
+    if view.phase == game_pb2.PHASE_FINISHED:
+        assert view.HasField("winner_side") and view.side_scores[view.winner_side] >= DRAW_TARGET
+
+
+def check_draw_wire(players: list[Browsing]) -> int:
+    """Every view every page received passes check_draw_view; hands of different seats never
+    share a tile at one version; the hands the pages showed are the ones received."""
+    hands_at: dict[int, dict[int, frozenset[tuple[int, int]]]] = {}
+    total = 0
+    for player in players:
+        views = [v for entry in player.wire for v in decode_views(entry)]
+        assert len(views) >= 20, f"{player.name}: only {len(views)} views captured"
+        for view in views:
+            check_draw_view(view, player.seat)
+            if view.phase == game_pb2.PHASE_PLAYING:
+                hand = frozenset(tile_key(t.low, t.high) for t in view.hand)
+                hands_at.setdefault(view.version, {})[player.seat] = hand
+        total += len(views)
+        received = {v.version: frozenset(tile_key(t.low, t.high) for t in v.hand) for v in views}
+        for version, shown in player.shown:
+            assert received.get(version) == shown, (player.name, version, shown)
+    for version, hands in hands_at.items():
+        seats = sorted(hands)
+        for i, a in enumerate(seats):
+            for b in seats[i + 1 :]:
+                assert not hands[a] & hands[b], (version, a, b)
+    return total
+
+
+def seat_three(browser: Browser, url: str) -> list[Browsing]:
+    """Three players; the host picks web_draw at three seats, target 50; the others join."""
+    players = []
+    for name in DRAW_NAMES:
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
+        context.set_default_timeout(STEP_MS)
+        context.add_init_script(WIRE_TAP)
+        page = context.new_page()
+        page.goto(url)
+        players.append(Browsing(name, page))
+    host = players[0].page
+    expect(host.locator("#app")).to_have_attribute("data-screen", "start")
+    host.fill("#name", players[0].name)
+    # Classic is the default: no seat, tile or turn choice to make.
+    expect(host.locator("#preset")).to_have_value("classic")
+    expect(host.locator("#seats")).to_have_count(0)
+    expect(host.locator("#preset option[value='web_fives']")).to_be_disabled()
+    host.select_option("#preset", "web_draw")
+    expect(host.locator("#preset-line")).to_contain_text("avec pioche")
+    host.select_option("#seats", "3")
+    expect(host.locator("#hand-size")).to_have_count(0)  # five each at three: no choice
+    expect(host.locator("#turn")).to_have_count(0)  # the operator's turn time
+    host.select_option("#start-target", str(DRAW_TARGET))
+    expect(host.locator("#name")).to_have_value(players[0].name)  # kept across redraws
+    host.click("#create")
+    expect(host.locator("#app")).to_have_attribute("data-screen", "lobby")
+    expect(host.locator("#rules")).to_contain_text("Pioche : 3 joueurs, chacun pour soi")
+    expect(host.locator("#rules")).to_contain_text("Les 13 autres dominos forment la pioche")
+    expect(host.locator(".lobby-seats li")).to_have_count(DRAW_SEATS)
+    expect(host.locator("#target")).to_have_value(str(DRAW_TARGET))
+    expect(host.locator("#start")).to_be_disabled()
+    expect(host.locator("#lobby-message")).to_contain_text("Il faut trois joueurs")
+    expect(host.locator("#lobby-message")).to_contain_text("1 sur 3")
+    code = host.locator("#code").get_attribute("data-code") or ""
+    for index, player in enumerate(players[1:], start=1):
+        player.page.fill("#name", player.name)
+        player.page.fill("#code-input", code)
+        player.page.click("#join")
+        expect(player.page.locator("main.lobby")).to_have_attribute("data-your-seat", str(index))
+        if index == 1:
+            expect(host.locator("#lobby-message")).to_contain_text("2 sur 3")
+            expect(host.locator("#start")).to_be_disabled()
+    for seat, player in enumerate(players):
+        player.seat = seat
+    expect(players[2].page.locator("#lobby-message")).to_have_text(
+        "Ana lancera la partie quand vous serez trois."
+    )
+    expect(host.locator("#start")).to_be_enabled()
+    host.click("#start")
+    return players
+
+
+def draw_act(player: Browsing, version: int, others: list[Browsing], seen: dict[str, int]) -> None:
+    """One click of the player to act: Draw when offered, else Pass when offered, else the
+    first legal tile (the left end when it fits both)."""
+    page = player.page
+    page.wait_for_function(READY, arg=version)
+    offer = page.evaluate(OFFER)
+    player.shown.append((version, frozenset(tile_key(low, high) for low, high in offer["hand"])))
+    assert offer["stock"] >= 0  # the stock is shown
+    if offer["draw"]:
+        assert offer["legal"] == 0 and not offer["pass"] and offer["stock"] > 0
+        page.click("#draw")
+        seen["draws"] += 1
+        if seen["draws"] == 1:
+            # The others read how many, never which.
+            line = f"{player.name} a pioché 1 domino"
+            for other in others:
+                expect(other.page.locator("#moves li").last).to_have_text(line)
+            expect(page.locator("#stock")).to_have_attribute("data-stock", str(offer["stock"] - 1))
+    elif offer["pass"]:
+        assert offer["legal"] == 0 and offer["stock"] == 0
+        page.click("#pass")
+        seen["passes"] += 1
+    else:
+        assert offer["legal"] > 0
+        page.locator("#hand button.tile[data-legal='true']").first.click()
+        if page.locator("#end-choice").count() > 0:
+            page.click("#end-choice [data-end='left']")
+    page.wait_for_function(
+        "v => Number(document.querySelector('[data-version]')?.dataset.version ?? 0) > v",
+        arg=version,
+    )
+
+
+def test_three_browsers_play_a_draw_game(
+    cluster: ProcessCluster, browser: Browser, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    players = seat_three(browser, cluster.web_url + "/")
+    seen = {"draws": 0, "passes": 0}
+    try:
+        by_seat = {p.seat: p for p in players}
+        watcher = players[0].page
+        # Three seats: the next on your right, the other on your left; nobody across.
+        table = watcher.locator("main.table")
+        expect(table).to_have_attribute("data-your-seat", "0")
+        expect(watcher.locator(".seat[data-position='right']")).to_have_attribute("data-seat", "1")
+        expect(watcher.locator(".seat[data-position='left']")).to_have_attribute("data-seat", "2")
+        expect(watcher.locator(".seat[data-position='top']")).to_have_count(0)
+        expect(watcher.locator("#score-seat-2")).to_have_text("Chloé : 0")
+        moves = 0
+        while moves < MAX_MOVES:
+            state = str(watcher.wait_for_function(TABLE_STATE, timeout=STEP_MS).json_value())
+            if state == "over":
+                break
+            _, seat_text, version_text = state.split(":")
+            player = by_seat[int(seat_text)]
+            if moves == SCREENSHOT_AFTER:
+                player.page.screenshot(path=str(artefacts() / "web-table-draw.png"))
+            draw_act(player, int(version_text), [p for p in players if p is not player], seen)
+            moves += 1
+            watcher = player.page
+        else:
+            raise AssertionError(f"no end after {MAX_MOVES} moves")
+        assert seen["draws"] >= 1, "nobody had to draw in a whole game"
+        for player in players:
+            page = player.page
+            expect(page.locator("#app")).to_have_attribute("data-screen", "over")
+            over = page.locator("main.over")
+            side = int(over.get_attribute("data-winner-side") or "-1")
+            assert side in range(DRAW_SEATS)
+            won = side == player.seat
+            expect(over).to_have_attribute("data-you-won", str(won).lower())
+            expect(page.locator("#winner")).to_contain_text(f"{DRAW_NAMES[side]} gagne avec")
+            expect(page.locator("#winner")).to_contain_text("Bravo" if won else "la prochaine fois")
+            expect(page.locator(".last-round").first).to_contain_text("Manche")
+            expect(page.locator("#rounds li").first).to_contain_text("→ Ana")
+            player.collect_wire()
+        players[0].page.screenshot(path=str(artefacts() / "web-game-over-draw.png"))
+        received = check_draw_wire(players)
+    finally:
+        for player in players:
+            player.page.context.close()
+    with capsys.disabled():
+        print(
+            f"\nweb client, web_draw at three: {moves} clicks ({seen['draws']} draws, "
+            f"{seen['passes']} passes), {received} views checked, "
+            f"{time.monotonic() - started:.1f} s"
         )

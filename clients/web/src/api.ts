@@ -13,7 +13,8 @@
 import { Code, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { DominosService } from "./gen/dominos/v1/gateway_pb";
-import { End, Phase, type TableView } from "./gen/dominos/v1/game_pb";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { End, Phase, type RuleChoiceSchema, type TableView } from "./gen/dominos/v1/game_pb";
 import { backoffMs, isRetryable, refusalOf, type Refusal } from "./errors";
 
 export const COMMAND_TIMEOUT_MS = 10_000;
@@ -91,8 +92,9 @@ export class DominosApi {
     return withRetries(call, { onRetry: this.onRetry });
   }
 
-  async createTable(name: string, target: number) {
-    const request = { requestId: newRequestId(), hostName: name, target };
+  /** Creates a table; `rules` unset is the default game (classic), as before rule sets. */
+  async createTable(name: string, target: number, rules?: MessageInitShape<typeof RuleChoiceSchema>) {
+    const request = { requestId: newRequestId(), hostName: name, target, ...(rules !== undefined ? { rules } : {}) };
     return this.retried(() => this.client.createTable(request, { timeoutMs: COMMAND_TIMEOUT_MS }));
   }
 
@@ -147,6 +149,15 @@ export class DominosApi {
     const request = { requestId: newRequestId(), tableId: seat.tableId, expectedVersion };
     const response = await this.retried(() =>
       this.client.pass(request, { headers: bearer(seat.token), timeoutMs: COMMAND_TIMEOUT_MS }),
+    );
+    return response.view;
+  }
+
+  /** Draws one tile from the stock (`can_draw`); the turn goes on. */
+  async drawTile(seat: Seat, expectedVersion: bigint): Promise<TableView | undefined> {
+    const request = { requestId: newRequestId(), tableId: seat.tableId, expectedVersion };
+    const response = await this.retried(() =>
+      this.client.drawTile(request, { headers: bearer(seat.token), timeoutMs: COMMAND_TIMEOUT_MS }),
     );
     return response.view;
   }

@@ -19,31 +19,56 @@ import {
   isTerminal,
   isYourTurn,
   lobbyModel,
+  handHint,
   nextHistory,
   remainingSeconds,
   revealedHands,
   roundLines,
   roundSummary,
+  scoreLines,
   screenOf,
   seatModels,
   statusText,
+  stockText,
   teamMembers,
   turnSeat,
+  winnerSeat,
+  winnerSide,
   winnerTeam,
   type ChainState,
   type HandItem,
   type History,
   type SeatModel,
 } from "./model";
+import {
+  PRESETS,
+  defaultPick,
+  handChoices,
+  hasStock,
+  normalisePick,
+  playsInTeams,
+  presetInfo,
+  presetLine,
+  presetName,
+  ruleChoiceOf,
+  rulesLines,
+  seatChoices,
+  targetChoices,
+  teamChoices,
+  type PresetName,
+  type RulePick,
+} from "./rules";
 import { SeatStore, codeFromHash, hashOf, type SavedSeat } from "./seats";
 import {
   codeText,
   countdown,
+  points,
   normaliseCode,
   reasonSentence,
   t,
   teamLabel,
   tileWords,
+  winnerSeatText,
   winnerText,
   type Lang,
 } from "./texts";
@@ -71,6 +96,10 @@ export class App {
   private readonly seats: SeatStore;
   private readonly api: DominosApi;
   private ticker: number | undefined;
+  /** The start screen's choices, kept across redraws. */
+  private pick: RulePick = defaultPick("classic");
+  private typedName = "";
+  private typedCode = "";
 
   constructor(private readonly root: HTMLElement) {
     this.seats = new SeatStore(localStorage, sessionStorage);
@@ -253,7 +282,11 @@ export class App {
 
   private async create(name: string): Promise<void> {
     await this.command(async () => {
-      const created = await this.api.createTable(name.trim(), 0);
+      const pick = normalisePick(this.pick);
+      const rules = ruleChoiceOf(pick);
+      // Classic: exactly the request of before rule sets (target 0 is its default, 100).
+      const target = rules === undefined && pick.target === 100 ? 0 : pick.target;
+      const created = await this.api.createTable(name.trim(), target, rules);
       const saved: SavedSeat = {
         code: normaliseCode(created.invitationCode),
         tableId: created.tableId,
@@ -385,8 +418,24 @@ export class App {
 
   private startScreen(): HTMLElement {
     const lang = this.lang;
-    const nameInput = h("input", { id: "name", name: "name", maxlength: 24, autocomplete: "nickname", required: true });
-    const codeInput = h("input", { id: "code-input", name: "code", maxlength: 16, autocomplete: "off", spellcheck: "false" });
+    const nameInput = h("input", {
+      id: "name",
+      name: "name",
+      maxlength: 24,
+      autocomplete: "nickname",
+      required: true,
+      oninput: (event: Event) => (this.typedName = (event.target as HTMLInputElement).value),
+    });
+    nameInput.value = this.typedName;
+    const codeInput = h("input", {
+      id: "code-input",
+      name: "code",
+      maxlength: 16,
+      autocomplete: "off",
+      spellcheck: "false",
+      oninput: (event: Event) => (this.typedCode = (event.target as HTMLInputElement).value),
+    });
+    codeInput.value = this.typedCode;
     const disabled = this.busy;
     const saved = Object.values(this.seats.all());
     return h(
@@ -407,6 +456,7 @@ export class App {
               void this.create(nameInput.value);
             },
           },
+          this.ruleChoices(),
           h("button", { id: "create", type: "submit", disabled }, t("create", lang)),
         ),
         h(
@@ -448,6 +498,73 @@ export class App {
     );
   }
 
+  /** The rule set pickers: the preset with its line, then only the choices it offers. */
+  private ruleChoices(): HTMLElement {
+    const lang = this.lang;
+    const pick = normalisePick(this.pick);
+    const info = presetInfo(pick.preset);
+    const update = (change: Partial<RulePick>) => {
+      this.pick = normalisePick({ ...this.pick, ...change });
+      this.render();
+    };
+    const select = (id: string, values: (string | number)[], current: string | number, label: (v: string) => string, onPick: (v: string) => void, disabledValues: string[] = []) => {
+      const el = h(
+        "select",
+        { id, name: id, onchange: (event: Event) => onPick((event.target as HTMLSelectElement).value) },
+        ...values.map((v) => {
+          const option = h("option", { value: v, disabled: disabledValues.includes(String(v)) }, label(String(v)));
+          option.selected = String(v) === String(current);
+          return option;
+        }),
+      );
+      return el;
+    };
+    const field = (id: string, label: string, control: HTMLElement) =>
+      h("div", { class: "field" }, h("label", { for: id }, label), control);
+    const seats = seatChoices(info);
+    const hands = handChoices(info, pick.seats);
+    const teams = teamChoices(info, pick.seats, pick.handSize);
+    const targets = targetChoices(info);
+    return h(
+      "fieldset",
+      { class: "rule-choice" },
+      field(
+        "preset",
+        t("gameLabel", lang),
+        select(
+          "preset",
+          PRESETS.map((p) => p.name),
+          pick.preset,
+          (v) => {
+            const p = presetInfo(v as PresetName);
+            return p.playable ? presetName(p.name, lang) : `${presetName(p.name, lang)} ${t("soon", lang)}`;
+          },
+          (v) => {
+            this.pick = defaultPick(v as PresetName);
+            this.render();
+          },
+          PRESETS.filter((p) => !p.playable).map((p) => p.name),
+        ),
+      ),
+      h("p", { id: "preset-line", class: "preset-line" }, presetLine(pick.preset, lang)),
+      seats.length > 1
+        ? field("seats", t("seatsLabel", lang), select("seats", seats, pick.seats, (v) => t("seatsOption", lang, { n: v }), (v) => update({ seats: Number(v) })))
+        : null,
+      hands.length > 1
+        ? field("hand-size", t("handLabel", lang), select("hand-size", hands, pick.handSize, (v) => t("handOption", lang, { n: v }), (v) => update({ handSize: Number(v) })))
+        : null,
+      teams.length > 1
+        ? field("teams", t("teamsLabel", lang), select("teams", teams.map(String), String(pick.teams), (v) => t(v === "true" ? "teamsYes" : "teamsNo", lang), (v) => update({ teams: v === "true" })))
+        : null,
+      info.turnChoices !== null
+        ? field("turn", t("turnLabel", lang), select("turn", [...info.turnChoices], pick.turnSeconds, (v) => t("turnOption", lang, { n: v }), (v) => update({ turnSeconds: Number(v) })))
+        : null,
+      targets.length > 1
+        ? field("start-target", t("target", lang), select("start-target", targets, pick.target, (v) => t("targetPoints", lang, { n: v }), (v) => update({ target: Number(v) })))
+        : h("p", { id: "start-target-fixed" }, `${t("target", lang)} : ${t("targetPoints", lang, { n: pick.target })}`),
+    );
+  }
+
   private lobbyScreen(): HTMLElement {
     const lang = this.lang;
     const view = this.view!;
@@ -473,9 +590,17 @@ export class App {
       "main",
       { class: "lobby", "data-version": view.version.toString(), "data-your-seat": view.yourSeat },
       h("h2", {}, t("lobbyTitle", lang)),
-      h("p", {}, t("shareCode", lang)),
+      h("p", {}, model.share),
       h("p", { id: "code", class: "code", "data-code": this.seat?.code ?? "" }, codeText(this.seat?.code ?? "")),
-      h("ol", { class: "lobby-seats" }, ...seats.map((s) => this.lobbySeat(s))),
+      h("ol", { class: "lobby-seats", "data-seats": model.seats }, ...seats.map((s) => this.lobbySeat(s))),
+      view.rules !== undefined
+        ? h(
+            "section",
+            { id: "rules", class: "rules", "data-preset": presetInfoName(view) },
+            h("h3", {}, t("rulesTitle", lang)),
+            ...rulesLines(view.rules, lang).map((line) => h("p", {}, line)),
+          )
+        : null,
       h("label", { for: "target" }, t("target", lang)),
       select,
       h("p", { id: "lobby-message" }, model.message),
@@ -504,7 +629,7 @@ export class App {
       "li",
       { class: `seat ${s.occupied ? "occupied" : "free"}`, "data-seat": s.seat },
       h("span", { class: "name" }, s.name),
-      ` · ${teamLabel(s.team, this.lang)}`,
+      s.teams ? ` · ${teamLabel(s.team, this.lang)}` : "",
       s.tags.length > 0 ? ` · ${s.tags.join(" · ")}` : "",
     );
   }
@@ -515,7 +640,11 @@ export class App {
     const seats = seatModels(view, lang);
     const turn = turnSeat(view);
     const myTurn = isYourTurn(view);
-    const byPosition = (p: string) => seats.find((s) => s.position === p)!;
+    const byPosition = (p: string): HTMLElement | null => {
+      const seat = seats.find((s) => s.position === p);
+      return seat === undefined ? null : this.seatBox(seat);
+    };
+    const stock = stockText(view, lang);
     const summary = view.phase === Phase.ROUND_OVER ? this.summaryPanel(view) : null;
     return h(
       "main",
@@ -530,14 +659,14 @@ export class App {
       h(
         "section",
         { class: "board" },
-        this.seatBox(byPosition("top")),
-        this.seatBox(byPosition("left")),
+        byPosition("top"),
+        byPosition("left"),
         this.chainBox(),
-        this.seatBox(byPosition("right")),
+        byPosition("right"),
         h(
           "div",
           { class: `me ${myTurn ? "turn" : ""}` },
-          this.seatBox(byPosition("bottom")),
+          byPosition("bottom"),
           h("p", { id: "status", class: myTurn ? "your-turn-banner" : "" }, statusText(view, lang), h("span", { id: "clock" })),
           this.handBox(view),
         ),
@@ -549,9 +678,9 @@ export class App {
           "section",
           { class: "scores" },
           h("h2", {}, `${t("score", lang)} · ${t("target", lang)} ${view.target}`),
-          h("p", { id: "score-a" }, `${teamLabel("A", lang, true)} (${teamMembers(view, "A").join(", ")}) : ${view.scoreTeamA}`),
-          h("p", { id: "score-b" }, `${teamLabel("B", lang, true)} (${teamMembers(view, "B").join(", ")}) : ${view.scoreTeamB}`),
+          ...scoreLines(view, lang).map((line) => h("p", { id: line.id, class: "score-line" }, line.text)),
           view.roundNumber > 0 ? h("p", {}, t("round", lang, { n: view.roundNumber })) : null,
+          stock !== null ? h("p", { id: "stock", "data-stock": view.stockSize }, stock) : null,
         ),
         h(
           "section",
@@ -567,7 +696,7 @@ export class App {
           h("h2", {}, t("roundsTitle", lang)),
           this.history.rounds.length === 0
             ? h("p", {}, t("noRounds", lang))
-            : h("ol", { id: "rounds" }, ...roundLines(this.history, lang).map((line) => h("li", {}, line))),
+            : h("ol", { id: "rounds" }, ...roundLines(this.history, view, lang).map((line) => h("li", {}, line))),
         ),
       ),
       summary,
@@ -578,14 +707,15 @@ export class App {
     return h(
       "div",
       {
-        class: `seat ${s.position} team-${s.team} ${s.isTurn ? "turn" : ""} ${s.connected ? "" : "away"}`,
+        class: `seat ${s.position} ${s.teams ? `team-${s.team}` : "solo"} ${s.isTurn ? "turn" : ""} ${s.connected ? "" : "away"}`,
         "data-seat": s.seat,
         "data-position": s.position,
         "data-tiles": s.tileCount,
         "data-connected": String(s.connected),
       },
       h("span", { class: "name" }, s.name),
-      h("span", { class: "tags" }, [teamLabel(s.team, this.lang), ...s.tags].join(" · ")),
+      h("span", { class: "tags" }, [...(s.teams ? [teamLabel(s.team, this.lang)] : []), ...s.tags].join(" · ")),
+      s.teams ? null : h("span", { class: "seat-score", "data-score": s.score }, points(s.score, this.lang)),
       s.you ? null : h("span", { class: "count" }, s.tilesText),
       s.you ? null : h("span", { class: "backs", "aria-hidden": "true" }, ...Array.from({ length: s.tileCount }, () => h("i"))),
       s.passes !== "" ? h("span", { class: "passes" }, s.passes) : null,
@@ -661,7 +791,7 @@ export class App {
             h("button", { type: "button", "data-end": "cancel", onclick: () => { this.choosing = null; this.render(); } }, t("cancel", lang)),
           )
         : null;
-    const hint: Child = myTurn ? h("p", { class: "hint" }, t(view.canPass ? "mustPass" : "pickTile", lang)) : null;
+    const hint: Child = myTurn ? h("p", { class: "hint" }, t(handHint(view), lang)) : null;
     return h(
       "div",
       { class: "hand-box" },
@@ -679,6 +809,18 @@ export class App {
               onclick: () => void this.command(() => this.api.pass(this.seatRef(), this.version())),
             },
             t("pass", lang),
+          )
+        : null,
+      myTurn && hasStock(view)
+        ? h(
+            "button",
+            {
+              id: "draw",
+              type: "button",
+              disabled: !view.canDraw || this.busy,
+              onclick: () => void this.command(() => this.api.drawTile(this.seatRef(), this.version())),
+            },
+            t("draw", lang),
           )
         : null,
     );
@@ -712,22 +854,31 @@ export class App {
     const lang = this.lang;
     const view = this.view!;
     const team = winnerTeam(view);
+    const solo = winnerSeat(view);
+    const side = winnerSide(view);
     const scoreA = view.scoreTeamA;
     const scoreB = view.scoreTeamB;
     const you = view.yourSeat % 2 === 0 ? "A" : "B";
+    const winner =
+      team !== null && playsInTeams(view)
+        ? winnerText(team, teamMembers(view, team), team === "A" ? scoreA : scoreB, team === "A" ? scoreB : scoreA, team === you, lang)
+        : solo !== null
+          ? winnerSeatText(solo.name, solo.score, solo.others, solo.you, lang)
+          : null;
     return h(
       "main",
-      { class: "over", "data-version": view.version.toString(), "data-your-seat": view.yourSeat, "data-winner": team ?? "" },
+      {
+        class: "over",
+        "data-version": view.version.toString(),
+        "data-your-seat": view.yourSeat,
+        "data-winner": team ?? (side !== null ? String(side) : ""),
+        "data-winner-side": side ?? "",
+        "data-you-won": String(team !== null ? team === you : (solo?.you ?? false)),
+      },
       h("h2", {}, t("gameOver", lang)),
-      team !== null
-        ? h(
-            "p",
-            { id: "winner" },
-            winnerText(team, teamMembers(view, team), team === "A" ? scoreA : scoreB, team === "A" ? scoreB : scoreA, team === you, lang),
-          )
-        : null,
+      winner !== null ? h("p", { id: "winner" }, winner) : null,
       ...roundSummary(view, lang).map((line) => h("p", { class: "last-round" }, line)),
-      h("ol", { id: "rounds" }, ...roundLines(this.history, lang).map((line) => h("li", {}, line))),
+      h("ol", { id: "rounds" }, ...roundLines(this.history, view, lang).map((line) => h("li", {}, line))),
       h("button", { id: "home", type: "button", onclick: () => this.showStart() }, t("newGame", lang)),
     );
   }
@@ -747,9 +898,13 @@ export class App {
   }
 }
 
+function presetInfoName(view: TableView): string {
+  return PRESETS.find((p) => p.preset === view.rules?.preset)?.name ?? "classic";
+}
+
 function loadHistory(tableId: string): History {
   try {
-    const raw = sessionStorage.getItem(`dominos.history.${tableId}`);
+    const raw = sessionStorage.getItem(`dominos.history.v2.${tableId}`);
     if (raw === null) return EMPTY_HISTORY;
     const parsed = JSON.parse(raw) as History;
     return Array.isArray(parsed.moves) && Array.isArray(parsed.rounds) ? parsed : EMPTY_HISTORY;
@@ -760,7 +915,7 @@ function loadHistory(tableId: string): History {
 
 function saveHistory(tableId: string, value: History): void {
   try {
-    sessionStorage.setItem(`dominos.history.${tableId}`, JSON.stringify(value));
+    sessionStorage.setItem(`dominos.history.v2.${tableId}`, JSON.stringify(value));
   } catch {
     // Storage full or disabled: the log lives in memory only.
   }

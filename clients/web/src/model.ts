@@ -5,6 +5,9 @@
 import {
   ActionKind,
   AutoPlayCause,
+  BlockedScore,
+  BlockedTie,
+  DominoScore,
   End,
   Phase,
   RoundOutcome,
@@ -13,16 +16,20 @@ import {
   type TableView,
 } from "./gen/dominos/v1/game_pb";
 import { newestIndex, type Placed } from "./chain";
+import { countWord, hasStock, lobbyTargets, playsInTeams, seatCount } from "./rules";
 import {
   moveText,
   passesText,
   roundScoreLine,
   summaryLines,
   t,
+  teamLabel,
+  theTeam,
   tilesCount,
   turnText,
   type Lang,
   type SummaryInput,
+  type SummaryRules,
 } from "./texts";
 
 export type Screen = "lobby" | "table" | "over" | "closed";
@@ -54,10 +61,36 @@ export type Position = "bottom" | "right" | "top" | "left";
 
 /** Where each seat sits on your screen: you at the bottom, your partner across (R1), the
  * next seat to play on your right and the one before you on your left (play goes
- * counter-clockwise, seats in turn order R4). */
-export function positionOf(seat: number, yourSeat: number): Position {
-  const order: Position[] = ["bottom", "right", "top", "left"];
-  return order[(((seat - yourSeat) % 4) + 4) % 4]!;
+ * counter-clockwise, seats in turn order R4). At two seats the opponent sits across; at
+ * three the next seat on your right, the other on your left. */
+export function positionOf(seat: number, yourSeat: number, seats = 4): Position {
+  const orders: Record<number, Position[]> = {
+    2: ["bottom", "top"],
+    3: ["bottom", "right", "left"],
+    4: ["bottom", "right", "top", "left"],
+  };
+  const order = orders[seats] ?? orders[4]!;
+  return order[(((seat - yourSeat) % order.length) + order.length) % order.length]!;
+}
+
+/** Every side's score, index = side: `side_scores`, else the two teams (older servers). */
+export function sideScores(view: TableView): number[] {
+  return view.sideScores.length > 0 ? [...view.sideScores] : [view.scoreTeamA, view.scoreTeamB];
+}
+
+/** The side a seat scores for: its team's index with teams, else the seat. */
+export function sideOf(view: TableView, seat: number): number {
+  return playsInTeams(view) ? seat % 2 : seat;
+}
+
+/** A side as a label: « A » / « B » with teams, else the seat's name. */
+function sideLabel(view: TableView, side: number, lang: Lang): string {
+  return playsInTeams(view) ? teamLabel(side === 1 ? "B" : "A", lang) : nameOf(view, side);
+}
+
+/** A side as the subject of a sentence: « l'équipe A », or the seat's name. */
+function sideSubject(view: TableView, side: number, lang: Lang): string {
+  return playsInTeams(view) ? theTeam(side === 1 ? "B" : "A", lang) : nameOf(view, side);
 }
 
 function nameOf(view: TableView, seat: number): string {
@@ -88,27 +121,34 @@ export interface SeatModel {
   passes: string;
   connected: boolean;
   isTurn: boolean;
+  /** Whether the table plays in teams (else `team` means nothing). */
+  teams: boolean;
+  /** The score of this seat's side. */
+  score: number;
   /** « hôte · vous · absent » style tags. */
   tags: string[];
 }
 
 export function seatModels(view: TableView, lang: Lang): SeatModel[] {
   const turn = turnSeat(view);
-  return [0, 1, 2, 3].map((seat) => {
+  const count = seatCount(view);
+  const teams = playsInTeams(view);
+  const scores = sideScores(view);
+  return Array.from({ length: count }, (_, seat) => {
     const info = view.seats[seat];
     const occupied = info?.occupied ?? false;
     const you = seat === view.yourSeat;
-    const partner = !you && teamOf(seat) === teamOf(view.yourSeat);
+    const partner = teams && !you && teamOf(seat) === teamOf(view.yourSeat);
     const tags: string[] = [];
     if (info?.host) tags.push(t("host", lang));
     if (you) tags.push(t("you", lang));
-    else if (occupied && view.phase !== Phase.WAITING)
+    else if (occupied && view.phase !== Phase.WAITING && teams)
       tags.push(t(partner ? "partner" : "opponent", lang));
     if (occupied && !(info?.connected ?? false)) tags.push(t("away", lang));
     const tileCount = info?.tileCount ?? 0;
     return {
       seat,
-      position: positionOf(seat, view.yourSeat),
+      position: positionOf(seat, view.yourSeat, count),
       occupied,
       name: occupied ? (info?.name ?? "") : t("emptySeat", lang),
       team: teamOf(seat),
@@ -120,6 +160,8 @@ export function seatModels(view: TableView, lang: Lang): SeatModel[] {
       passes: passesText(info?.passedOn ?? [], lang),
       connected: info?.connected ?? false,
       isTurn: turn === seat,
+      teams,
+      score: scores[sideOf(view, seat)] ?? info?.score ?? 0,
       tags,
     };
   });
@@ -192,8 +234,17 @@ export interface LoggedMove {
 export interface History {
   /** The moves of the current round, oldest first, as seen by this client. */
   moves: LoggedMove[];
-  /** Finished rounds, by round number. */
-  rounds: { round: number; team: "A" | "B"; points: number; scoreA: number; scoreB: number }[];
+  /** Finished rounds, by round number: the side that scored (null: nobody), the scores
+   * after it (index = side), whether sides are teams. */
+  rounds: RoundRecord[];
+}
+
+export interface RoundRecord {
+  round: number;
+  side: number | null;
+  points: number;
+  scores: number[];
+  teams: boolean;
 }
 
 export const EMPTY_HISTORY: History = { moves: [], rounds: [] };
@@ -222,6 +273,8 @@ export function nextHistory(history: History, view: TableView): History {
       entry = { kind: "played", name, low: action.move.tile.low, high: action.move.tile.high, end, auto };
     } else if (action.kind === ActionKind.PASSED) {
       entry = { kind: "passed", name, passedOn: action.passedOn, auto };
+    } else if (action.kind === ActionKind.DREW) {
+      entry = { kind: "drew", name, count: Math.max(1, action.drawn), auto };
     }
     if (entry !== null) {
       const played = entry;
@@ -238,25 +291,38 @@ export function nextHistory(history: History, view: TableView): History {
       ...rounds,
       {
         round: summary.roundNumber,
-        team: (summary.scoringTeam === Team.B ? "B" : "A") as "A" | "B",
+        side: scoringSide(view, summary),
         points: summary.points,
-        scoreA: view.scoreTeamA,
-        scoreB: view.scoreTeamB,
+        scores: sideScores(view),
+        teams: playsInTeams(view),
       },
     ].sort((a, b) => a.round - b.round);
   }
   return { moves, rounds };
 }
 
-export function roundLines(history: History, lang: Lang): string[] {
-  return history.rounds.map(
-    (r) => `${roundScoreLine(r.round, r.team, r.points, lang)} → A ${r.scoreA} · B ${r.scoreB}`,
-  );
+/** The side that scored a round, null when nobody did (a tie nobody wins). */
+export function scoringSide(view: TableView, s: RoundSummary): number | null {
+  if (s.scoringSide !== undefined) return s.scoringSide;
+  if (view.rules !== undefined && !view.rules.teams) return null;
+  if (s.scoringTeam === Team.A) return 0;
+  if (s.scoringTeam === Team.B) return 1;
+  return null;
+}
+
+/** « Manche 2 · équipe B +17 → A 17 · B 30 », « Manche 3 · Ana +12 → Ana 12 · Ben 0 · Chloé 5 ». */
+export function roundLines(history: History, view: TableView, lang: Lang): string[] {
+  return history.rounds.map((r) => {
+    const label = (side: number) => (r.teams ? (side === 1 ? "B" : "A") : nameOf(view, side));
+    const who = r.side === null ? null : label(r.side);
+    const scores = r.scores.map((score, side) => `${label(side)} ${score}`).join(" · ");
+    return `${roundScoreLine(r.round, who, r.points, lang)} → ${scores}`;
+  });
 }
 
 // -- summaries -----------------------------------------------------------------------------
 
-export function summaryInput(view: TableView, s: RoundSummary): SummaryInput {
+export function summaryInput(view: TableView, s: RoundSummary, lang: Lang = "fr"): SummaryInput {
   const outcome =
     s.outcome === RoundOutcome.DOMINO
       ? "domino"
@@ -265,8 +331,44 @@ export function summaryInput(view: TableView, s: RoundSummary): SummaryInput {
         : s.outcome === RoundOutcome.BLOCKED
           ? "blocked"
           : "unknown";
-  const scoringTeam = s.scoringTeam === Team.B ? "B" : "A";
-  const opponentSeats = scoringTeam === "A" ? [1, 3] : [0, 2];
+  const teams = playsInTeams(view);
+  const count = seatCount(view);
+  const side = scoringSide(view, s);
+  const scoringTeam = teams ? (side === 1 || s.scoringTeam === Team.B ? "B" : "A") : "A";
+  const r = view.rules;
+  const allOthers = r?.dominoScore === DominoScore.ALL_OTHERS;
+  const seats = Array.from({ length: count }, (_, seat) => seat);
+  const scored =
+    s.dominoSeat === undefined
+      ? []
+      : allOthers || !teams
+        ? seats.filter((seat) => seat !== s.dominoSeat)
+        : seats.filter((seat) => seat % 2 !== s.dominoSeat! % 2);
+  const pips = s.sidePips.length > 0 ? [...s.sidePips] : [s.teamAPips, s.teamBPips];
+  const rules: SummaryRules | undefined =
+    r === undefined
+      ? undefined
+      : {
+          teams,
+          seats: count,
+          stock: r.draw,
+          domino: allOthers ? "all_others" : "opponents",
+          blocked:
+            r.blockedScore === BlockedScore.OTHERS_MINUS_OWN
+              ? "others_minus_own"
+              : r.blockedScore === BlockedScore.ALL_TILES
+                ? "all_tiles"
+                : "others_total",
+          tie:
+            r.blockedTie === BlockedTie.NOBODY
+              ? "nobody"
+              : r.blockedTie === BlockedTie.HAND_OR_NEAREST
+                ? "hand_or_nearest"
+                : "last_placer",
+          scorer: side === null ? null : sideSubject(view, side, lang),
+          sides: pips.map((points, i) => ({ label: sideLabel(view, i, lang), points })),
+          scorerPips: side === null ? 0 : (pips[side] ?? 0),
+        };
   return {
     roundNumber: s.roundNumber,
     outcome,
@@ -276,16 +378,17 @@ export function summaryInput(view: TableView, s: RoundSummary): SummaryInput {
     dominoTeam: s.dominoSeat !== undefined ? teamOf(s.dominoSeat) : null,
     teamAPips: s.teamAPips,
     teamBPips: s.teamBPips,
-    opponents: opponentSeats.map((seat) => ({
+    opponents: scored.map((seat) => ({
       name: nameOf(view, seat),
       points: s.hands.find((h) => h.seat === seat)?.points ?? 0,
     })),
+    rules,
   };
 }
 
 /** The summary of the round that just ended, or [] when the view carries none. */
 export function roundSummary(view: TableView, lang: Lang): string[] {
-  return view.lastRound === undefined ? [] : summaryLines(summaryInput(view, view.lastRound), lang);
+  return view.lastRound === undefined ? [] : summaryLines(summaryInput(view, view.lastRound, lang), lang);
 }
 
 /** The hands revealed at the end of the round (D1): name and tiles, seats 0-3. */
@@ -301,7 +404,52 @@ export function revealedHands(view: TableView): { name: string; seat: number; ti
     }));
 }
 
+/** The winning side once the game is over (a team's index with teams, else the seat). */
+export function winnerSide(view: TableView): number | null {
+  if (view.winnerSide !== undefined) return view.winnerSide;
+  const team = winnerTeam(view);
+  return team === null ? null : team === "A" ? 0 : 1;
+}
+
+/** The winner of a game without teams: name, score, the others' scores, whether it is you. */
+export function winnerSeat(view: TableView): { name: string; score: number; others: { name: string; score: number }[]; you: boolean } | null {
+  const side = winnerSide(view);
+  if (side === null || playsInTeams(view)) return null;
+  const scores = sideScores(view);
+  const others = Array.from({ length: seatCount(view) }, (_, seat) => seat)
+    .filter((seat) => seat !== side)
+    .map((seat) => ({ name: nameOf(view, seat), score: scores[seat] ?? 0 }))
+    .sort((a, b) => b.score - a.score);
+  return { name: nameOf(view, side), score: scores[side] ?? 0, others, you: side === view.yourSeat };
+}
+
+/** The score panel's lines: one per team with its members, or one per seat. */
+export function scoreLines(view: TableView, lang: Lang): { id: string; text: string }[] {
+  const scores = sideScores(view);
+  if (playsInTeams(view)) {
+    return (["A", "B"] as const).map((team, i) => ({
+      id: `score-${team.toLowerCase()}`,
+      text: `${teamLabel(team, lang, true)} (${teamMembers(view, team).join(", ")}) : ${scores[i] ?? 0}`,
+    }));
+  }
+  return Array.from({ length: seatCount(view) }, (_, seat) => ({
+    id: `score-seat-${seat}`,
+    text: `${nameOf(view, seat)}${lang === "fr" ? " : " : ": "}${scores[seat] ?? 0}`,
+  }));
+}
+
+/** « Pioche : 13 dominos », or null for rule sets without a stock. */
+export function stockText(view: TableView, lang: Lang): string | null {
+  return hasStock(view) ? t("stock", lang, { tiles: tilesCount(view.stockSize, lang) }) : null;
+}
+
+/** The hint above your hand on your turn. */
+export function handHint(view: TableView): "mustDraw" | "mustPass" | "pickTile" {
+  return view.canDraw ? "mustDraw" : view.canPass ? "mustPass" : "pickTile";
+}
+
 export function winnerTeam(view: TableView): "A" | "B" | null {
+  if (view.rules !== undefined && !view.rules.teams) return null;
   if (view.winner === Team.A) return "A";
   if (view.winner === Team.B) return "B";
   return null;
@@ -331,22 +479,32 @@ export function remainingSeconds(view: TableView, receivedAtMs: number, nowMs: n
 
 export interface LobbyModel {
   seated: number;
+  seats: number;
   youAreHost: boolean;
   canStart: boolean;
   message: string;
+  /** « Donnez ce code aux deux autres joueurs : » */
+  share: string;
   targets: number[];
 }
 
+/** The classic targets (R16), 50-500 in steps of 50. */
 export const TARGETS: readonly number[] = Array.from({ length: 10 }, (_, i) => (i + 1) * 50);
 
 export function lobbyModel(view: TableView, lang: Lang): LobbyModel {
-  const seated = view.seats.filter((s) => s.occupied).length;
+  const seats = seatCount(view);
+  const seated = view.seats.slice(0, seats).filter((s) => s.occupied).length;
   const youAreHost = view.seats[view.yourSeat]?.host ?? false;
-  const hostName = nameOf(view, view.seats.findIndex((s) => s.host) === -1 ? 0 : view.seats.findIndex((s) => s.host));
+  const hostSeat = view.seats.findIndex((s) => s.host);
+  const hostName = nameOf(view, hostSeat === -1 ? 0 : hostSeat);
+  const count = countWord(seats, lang);
+  const Count = count[0]!.toUpperCase() + count.slice(1);
+  const full = seated >= seats;
   const message = youAreHost
-    ? seated === 4
-      ? t("readyHost", lang)
-      : t("needFour", lang, { n: seated })
-    : t("waitHost", lang, { host: hostName });
-  return { seated, youAreHost, canStart: youAreHost && seated === 4, message, targets: [...TARGETS] };
+    ? full
+      ? t("readyHost", lang, { count })
+      : t("needSeats", lang, { n: seated, seats, count, Count })
+    : t("waitHost", lang, { host: hostName, count });
+  const share = seats === 2 ? t("shareCodeOne", lang) : t("shareCode", lang, { count: countWord(seats - 1, lang) });
+  return { seated, seats, youAreHost, canStart: youAreHost && full, message, share, targets: lobbyTargets(view) };
 }

@@ -18,9 +18,21 @@ type Entry = Readonly<Record<Lang, string>>;
 const UI = {
   title: { fr: "Dominos", en: "Dominos" },
   tagline: {
-    fr: "Quatre joueurs, deux équipes, 28 dominos.",
-    en: "Four players, two teams, 28 tiles.",
+    fr: "28 dominos, de deux à quatre joueurs, en équipes ou chacun pour soi.",
+    en: "28 tiles, two to four players, in teams or each for themselves.",
   },
+  gameLabel: { fr: "Jeu", en: "Game" },
+  seatsLabel: { fr: "Joueurs", en: "Players" },
+  seatsOption: { fr: "{n} joueurs", en: "{n} players" },
+  handLabel: { fr: "Dominos par joueur", en: "Tiles each" },
+  handOption: { fr: "{n} dominos", en: "{n} tiles" },
+  teamsLabel: { fr: "Équipes", en: "Teams" },
+  teamsYes: { fr: "En deux équipes", en: "In two teams" },
+  teamsNo: { fr: "Chacun pour soi", en: "Each for themselves" },
+  turnLabel: { fr: "Temps par tour", en: "Turn time" },
+  turnOption: { fr: "{n} s", en: "{n} s" },
+  soon: { fr: "(bientôt)", en: "(soon)" },
+  rulesTitle: { fr: "Règles de la table", en: "Table rules" },
   language: { fr: "English", en: "Français" },
   yourName: { fr: "Votre nom", en: "Your name" },
   create: { fr: "Créer une table", en: "Create a table" },
@@ -30,24 +42,28 @@ const UI = {
   resume: { fr: "Reprendre", en: "Resume" },
   lobbyTitle: { fr: "Salle d'attente", en: "Lobby" },
   shareCode: {
-    fr: "Donnez ce code aux trois autres joueurs :",
-    en: "Give this code to the three other players:",
+    fr: "Donnez ce code aux {count} autres joueurs :",
+    en: "Give this code to the {count} other players:",
+  },
+  shareCodeOne: {
+    fr: "Donnez ce code à l'autre joueur :",
+    en: "Give this code to the other player:",
   },
   target: { fr: "Objectif", en: "Target" },
   targetPoints: { fr: "{n} points", en: "{n} points" },
   start: { fr: "Lancer la partie", en: "Start the game" },
   leave: { fr: "Quitter la table", en: "Leave the table" },
-  needFour: {
-    fr: "Il faut quatre joueurs assis pour lancer la partie : {n} sur 4 pour l'instant.",
-    en: "Four seated players are needed to start: {n} of 4 so far.",
+  needSeats: {
+    fr: "Il faut {count} joueurs assis pour lancer la partie : {n} sur {seats} pour l'instant.",
+    en: "{Count} seated players are needed to start: {n} of {seats} so far.",
   },
   readyHost: {
-    fr: "Les quatre joueurs sont là : vous pouvez lancer la partie.",
-    en: "All four players are here: you can start the game.",
+    fr: "Les {count} joueurs sont là : vous pouvez lancer la partie.",
+    en: "All {count} players are here: you can start the game.",
   },
   waitHost: {
-    fr: "{host} lancera la partie quand vous serez quatre.",
-    en: "{host} will start the game once four are seated.",
+    fr: "{host} lancera la partie quand vous serez {count}.",
+    en: "{host} will start the game once {count} are seated.",
   },
   emptySeat: { fr: "place libre", en: "empty seat" },
   host: { fr: "hôte", en: "host" },
@@ -65,6 +81,12 @@ const UI = {
   },
   yourTurn: { fr: "À vous de jouer", en: "Your turn" },
   pass: { fr: "Passer", en: "Pass" },
+  draw: { fr: "Piocher", en: "Draw" },
+  mustDraw: {
+    fr: "Aucun de vos dominos ne va : piochez.",
+    en: "None of your tiles fits: draw.",
+  },
+  stock: { fr: "Pioche : {tiles}", en: "Stock: {tiles}" },
   mustPass: {
     fr: "Aucun de vos dominos ne va : vous devez passer.",
     en: "None of your tiles fits: you must pass.",
@@ -224,7 +246,8 @@ export function tileWords(a: number, b: number, lang: Lang): string {
 export function moveText(
   move:
     | { kind: "played"; name: string; low: number; high: number; end: "left" | "right" | "first"; auto: "" | "timeout" | "away" }
-    | { kind: "passed"; name: string; passedOn: readonly number[]; auto: "" | "timeout" | "away" },
+    | { kind: "passed"; name: string; passedOn: readonly number[]; auto: "" | "timeout" | "away" }
+    | { kind: "drew"; name: string; count: number; auto: "" | "timeout" | "away" },
   lang: Lang,
 ): string {
   const auto =
@@ -237,6 +260,11 @@ export function moveText(
         : move.auto === "away"
           ? " (away: played by the table)"
           : " (time out: played by the table)";
+  if (move.kind === "drew") {
+    // How many, never which (the others must not learn the tiles).
+    const n = tilesCount(move.count, lang);
+    return lang === "fr" ? `${move.name} a pioché ${n}${auto}` : `${move.name} drew ${n}${auto}`;
+  }
   if (move.kind === "passed") {
     const on = passesText(move.passedOn, lang);
     if (lang === "fr") return `${move.name} ${on ? on.replace(/^A/, "a") : "a passé"}${auto}`;
@@ -256,18 +284,55 @@ export function moveText(
 export interface SummaryInput {
   roundNumber: number;
   outcome: "domino" | "blocked" | "tie" | "unknown";
+  /** The team that scores (teams only; "A" for a teamless table, unused there). */
   scoringTeam: "A" | "B";
   points: number;
   dominoName: string | null;
   dominoTeam: "A" | "B" | null;
   teamAPips: number;
   teamBPips: number;
-  /** The two opponents of the domino's team, with their points (DOMINO only). */
+  /** The hands the domino scored, with their points (DOMINO only). */
   opponents: readonly { name: string; points: number }[];
+  /** The rule set's scoring (absent: the default game, R12-R15). */
+  rules?: SummaryRules;
 }
 
-/** How the round ended and why the scoring team scored (R12-R15), the tie rule spelt out. */
+export interface SummaryRules {
+  teams: boolean;
+  seats: number;
+  stock: boolean;
+  domino: "opponents" | "all_others";
+  blocked: "others_total" | "others_minus_own" | "all_tiles";
+  tie: "last_placer" | "nobody" | "hand_or_nearest";
+  /** Who scores as a subject (« l'équipe A », « Ana »), null when nobody scores. */
+  scorer: string | null;
+  /** The points left per side with its label (« équipe A », « Ana »). */
+  sides: readonly { label: string; points: number }[];
+  /** The scoring side's own points in hand (blocked rounds). */
+  scorerPips: number;
+}
+
+const CLASSIC_SUMMARY: Omit<SummaryRules, "scorer" | "sides" | "scorerPips"> = {
+  teams: true,
+  seats: 4,
+  stock: false,
+  domino: "opponents",
+  blocked: "others_total",
+  tie: "last_placer",
+};
+
+/** How the round ended and why the scoring side scored (R12-R15 and the rule set's
+ * scoring), the tie rule spelt out. */
 export function summaryLines(s: SummaryInput, lang: Lang): string[] {
+  const rules = s.rules;
+  const isClassic =
+    rules === undefined ||
+    (rules.teams && rules.seats === 4 && !rules.stock && rules.domino === "opponents" &&
+      rules.blocked === "others_total" && rules.tie === "last_placer");
+  return isClassic ? classicSummary(s, lang) : ruleSetSummary(s, { ...CLASSIC_SUMMARY, ...rules! }, lang);
+}
+
+function classicSummary(s: SummaryInput, lang: Lang): string[] {
   const fr = lang === "fr";
   const pts = points(s.points, lang);
   const scorer = theTeam(s.scoringTeam, lang);
@@ -306,9 +371,112 @@ export function summaryLines(s: SummaryInput, lang: Lang): string[] {
       ];
 }
 
-/** One line per finished round in the scores panel: « Manche 2 · équipe B +17 ». */
-export function roundScoreLine(roundNumber: number, team: "A" | "B", pts: number, lang: Lang): string {
-  return `${t("round", lang, { n: roundNumber })} · ${teamLabel(team, lang)} +${pts}`;
+const SEAT_WORDS: Record<Lang, readonly string[]> = {
+  fr: ["", "un", "deux", "trois", "quatre"],
+  en: ["", "one", "two", "three", "four"],
+};
+
+function ruleSetSummary(s: SummaryInput, r: SummaryRules, lang: Lang): string[] {
+  const fr = lang === "fr";
+  const pts = points(s.points, lang);
+  const scorer = r.scorer ?? "?";
+  const n = r.seats;
+  if (s.outcome === "domino") {
+    const who = r.teams ? `${s.dominoName ?? "?"} (${teamLabel(s.dominoTeam ?? s.scoringTeam, lang)})` : (s.dominoName ?? "?");
+    const detail = s.opponents.map((o) => `${o.name} ${o.points}`).join(" + ");
+    const what =
+      r.domino === "all_others"
+        ? r.teams
+          ? fr ? "ce qui reste dans les trois autres mains, celle du partenaire comprise" : "what is left in the three other hands, the partner's included"
+          : fr ? "ce qui reste dans toutes les autres mains" : "what is left in every other hand"
+        : r.teams
+          ? fr ? "ce qui reste dans les mains des deux adversaires" : "what is left in both opponents' hands"
+          : fr ? "ce qui reste dans les autres mains" : "what is left in the other hands";
+    return fr
+      ? [
+          `Manche ${s.roundNumber} : domino ! ${who} a posé son dernier domino.`,
+          `${capitalise(scorer)} marque ${pts} : ${what} (${detail}).`,
+        ]
+      : [
+          `Round ${s.roundNumber}: domino! ${who} laid their last tile.`,
+          `${capitalise(scorer)} scores ${pts}: ${what} (${detail}).`,
+        ];
+  }
+  const everyone = fr
+    ? `${n === 2 ? "les deux" : `les ${SEAT_WORDS.fr[n] ?? n}`} joueurs ont passé l'un après l'autre${r.stock ? ", la pioche vide" : ""}`
+    : `${n === 2 ? "both" : `the ${SEAT_WORDS.en[n] ?? n}`} players passed one after another${r.stock ? ", the stock empty" : ""}`;
+  const pips = r.sides.map((side) => `${side.label} ${side.points}`).join(", ");
+  const total = r.sides.reduce((sum, side) => sum + side.points, 0);
+  const others = total - r.scorerPips;
+  const how =
+    r.blocked === "others_minus_own"
+      ? fr
+        ? `le total des autres moins le sien (${others} − ${r.scorerPips})`
+        : `the others' total minus its own (${others} − ${r.scorerPips})`
+      : r.blocked === "all_tiles"
+        ? fr ? "tous les points restants, les siens compris" : "every point left, its own included"
+        : r.teams
+          ? fr ? "le total de l'autre" : "the other team's total"
+          : fr ? "le total des autres" : "the others' total";
+  const head = fr
+    ? `Manche ${s.roundNumber} : bloquée, ${everyone}${s.outcome === "tie" ? ", égalité" : ""}.`
+    : `Round ${s.roundNumber}: blocked, ${everyone}${s.outcome === "tie" ? ", a tie" : ""}.`;
+  const inHand = fr ? `Points en main : ${pips}.` : `Points in hand: ${pips}.`;
+  if (s.outcome === "tie") {
+    if (r.tie === "nobody" || r.scorer === null) {
+      return [head, fr ? `${inHand} Les plus légers sont à égalité : personne ne marque.` : `${inHand} The lightest are level: nobody scores.`];
+    }
+    const why =
+      r.tie === "hand_or_nearest"
+        ? fr ? "qui a ouvert la manche (ou le plus proche après lui)" : "the opener's side (or the nearest after it)"
+        : fr ? "qui a posé le dernier domino (ou le plus proche après lui)" : "the side of the last tile (or the nearest after it)";
+    return [
+      head,
+      fr
+        ? `${inHand} Les plus légers sont à égalité : la manche revient à ${scorer}, ${why}, qui marque ${how} : ${pts}.`
+        : `${inHand} The lightest are level: the round goes to ${scorer}, ${why}, which scores ${how}: ${pts}.`,
+    ];
+  }
+  const lightest = r.teams ? (fr ? "L'équipe la plus légère" : "The lighter team") : fr ? "La main la plus légère" : "The lightest hand";
+  return [
+    head,
+    fr ? `${inHand} ${lightest}, ${scorer}, marque ${how} : ${pts}.` : `${inHand} ${lightest}, ${scorer}, scores ${how}: ${pts}.`,
+  ];
+}
+
+/** One line per finished round in the scores panel: « Manche 2 · équipe B +17 », « Manche 3
+ * · Ana +12 », « Manche 4 · personne ne marque ». `who` is a team or a name (null: nobody). */
+export function roundScoreLine(roundNumber: number, who: "A" | "B" | string | null, pts: number, lang: Lang): string {
+  const head = t("round", lang, { n: roundNumber });
+  if (who === null) return `${head} · ${lang === "fr" ? "personne ne marque" : "nobody scores"}`;
+  const label = who === "A" || who === "B" ? teamLabel(who, lang) : who;
+  return `${head} · ${label} +${pts}`;
+}
+
+/** The end of a game without teams: « Ana gagne avec 62 points (Ben 40, Chloé 12). » */
+export function winnerSeatText(
+  name: string,
+  score: number,
+  others: readonly { name: string; score: number }[],
+  youWon: boolean,
+  lang: Lang,
+): string {
+  const rest = others.map((o) => `${o.name} ${o.score}`).join(", ");
+  const head =
+    lang === "fr"
+      ? `${name} gagne avec ${points(score, lang)}${rest ? ` (${rest})` : ""}.`
+      : `${name} wins with ${points(score, lang)}${rest ? ` (${rest})` : ""}.`;
+  return head + cheer(youWon, lang);
+}
+
+function cheer(youWon: boolean, lang: Lang): string {
+  return lang === "fr"
+    ? youWon
+      ? " Bravo, vous avez gagné !"
+      : " Vous ferez mieux la prochaine fois."
+    : youWon
+      ? " Well done, you won!"
+      : " Better luck next time.";
 }
 
 /** The end of the game (R17): « L'équipe A (Ana et Chloé) gagne 68 à 29. » */
@@ -325,15 +493,7 @@ export function winnerText(
     lang === "fr"
       ? `${who} gagne ${scoreWinner} à ${scoreLoser}.`
       : `${who} wins ${scoreWinner} to ${scoreLoser}.`;
-  const tail =
-    lang === "fr"
-      ? youWon
-        ? " Bravo, vous avez gagné !"
-        : " Vous ferez mieux la prochaine fois."
-      : youWon
-        ? " Well done, you won!"
-        : " Better luck next time.";
-  return head + tail;
+  return head + cheer(youWon, lang);
 }
 
 function capitalise(text: string): string {
@@ -392,16 +552,16 @@ const REASONS: Readonly<Record<string, Entry>> = {
     en: "No table has this invitation code. Check it.",
   },
   TABLE_FULL: {
-    fr: "Cette table a déjà quatre joueurs.",
-    en: "This table already has four players.",
+    fr: "Cette table est complète : toutes ses places sont prises.",
+    en: "This table is full: every seat is taken.",
   },
   GAME_ALREADY_STARTED: {
     fr: "La partie a déjà commencé.",
     en: "The game has already started.",
   },
   NOT_ENOUGH_PLAYERS: {
-    fr: "Il faut quatre joueurs assis pour lancer la partie.",
-    en: "Four seated players are needed to start the game.",
+    fr: "Toutes les places doivent être prises pour lancer la partie.",
+    en: "Every seat must be taken to start the game.",
   },
   ROUND_NOT_IN_PLAY: {
     fr: "Aucune manche n'est en cours : attendez la suivante.",

@@ -1,9 +1,17 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ActionKind,
+  BlockedScore,
+  BlockedTie,
+  DominoScore,
+  NextOpener,
+  Opener,
+  Preset,
+  Scoring,
   End,
   Phase,
   Team,
+  RuleSetSchema,
   TableViewSchema,
   type TableView,
 } from "../src/gen/dominos/v1/game_pb";
@@ -50,4 +58,43 @@ export function playingView(overrides: Init = {}): TableView {
     serverTimeMs: 1_000_000_000n,
   };
   return create(TableViewSchema, Object.assign({}, base, overrides) as Init);
+}
+
+/** A 3-seat web_draw round in play (each for themselves, a stock), seat `yourSeat`'s view. */
+export function drawView(overrides: Init = {}): TableView {
+  return playingView({
+    target: 50,
+    rules: create(RuleSetSchema, {
+      preset: Preset.WEB_DRAW,
+      seats: 3,
+      teams: false,
+      handSize: 5,
+      draw: true,
+      opener: Opener.HIGHEST_DOUBLE,
+      nextOpener: NextOpener.PREVIOUS_WINNER_ELSE_NEXT,
+      dominoScore: DominoScore.OPPONENTS,
+      blockedScore: BlockedScore.OTHERS_MINUS_OWN,
+      blockedTie: BlockedTie.NOBODY,
+      scoring: Scoring.BLOCK,
+      minTarget: 50,
+      maxTarget: 500,
+      targetStep: 50,
+      turnSeconds: 45,
+    }),
+    seats: NAMES.slice(0, 3).map((name, seat) => ({
+      seat,
+      occupied: true,
+      name,
+      host: seat === 0,
+      tileCount: 3,
+      connected: true,
+      side: seat,
+      score: [12, 30, 0][seat]!,
+    })),
+    scoreTeamA: 0,
+    scoreTeamB: 0,
+    sideScores: [12, 30, 0],
+    stockSize: 11,
+    ...overrides,
+  });
 }

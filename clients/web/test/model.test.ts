@@ -148,7 +148,7 @@ describe("history", () => {
     });
     history = nextHistory(history, over);
     history = nextHistory(history, over);
-    expect(history.rounds).toEqual([{ round: 1, team: "B", points: 21, scoreA: 0, scoreB: 21 }]);
+    expect(history.rounds).toEqual([{ round: 1, side: 1, points: 21, scores: [0, 21], teams: true }]);
     expect(history.moves).toHaveLength(2);
     history = nextHistory(history, playingView({ version: 13n, roundNumber: 2, lastAction: { kind: ActionKind.ROUND_DEALT } }));
     expect(history.moves).toEqual([]);

@@ -56,7 +56,7 @@ describe("French elision and words", () => {
   });
 
   it("fills placeholders and never leaves a rule id in any text", () => {
-    expect(t("needFour", "fr", { n: 3 })).toContain("3 sur 4");
+    expect(t("needSeats", "fr", { n: 3, seats: 4, count: "quatre" })).toContain("3 sur 4");
     for (const lang of LANGS) {
       for (const reason of REASONS_WITH_SENTENCES) {
         expect(reasonSentence(reason, lang)).not.toMatch(/\([RSD]\d+\)|\b[RSD]\d{1,2}\b/);

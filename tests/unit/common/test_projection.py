@@ -111,6 +111,7 @@ def assert_summary_mirrors(
         assert (summary.team_a_pips, summary.team_b_pips) == (0, 0)
     assert summary.tie_rule_applied is (result.outcome is Outcome.BLOCKED_TIE)
     assert summary.opener_seat == result.opener
+    assert summary.unrounded_points == result.unrounded_points
     assert [h.seat for h in summary.hands] == [0, 1, 2, 3]
     for revealed, mask in zip(summary.hands, result.hands, strict=True):
         assert [pair(t) for t in revealed.tiles] == [halves(t) for t in sorted(tiles_in(mask))]
@@ -134,6 +135,7 @@ def assert_action_mirrors(action: game_pb2.LastAction, event: Event) -> None:
     auto = event.auto if isinstance(event, (TileLaid, Passed, Drew)) else AutoCause.NONE
     assert action.auto_play == int(auto)
     assert action.drawn == (event.count if isinstance(event, Drew) else 0)
+    assert action.points == (event.points if isinstance(event, TileLaid) else 0)
     assert action.connected is (isinstance(event, PresenceChanged) and event.connected)
 
 
@@ -216,7 +218,8 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
     assert message.your_seat == view.your_seat
     assert [pair(t) for t in message.hand] == [halves(t) for t in view.hand]
     assert [(pair(m.tile), m.end, m.points) for m in message.legal_moves] == [
-        (halves(p.tile), p.end, 0) for p in view.legal_moves
+        (halves(p.tile), p.end, points)
+        for p, points in zip(view.legal_moves, view.move_points, strict=True)
     ]
     assert message.can_pass is view.can_pass
     assert message.can_draw is view.can_draw
@@ -230,8 +233,11 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
     assert message.round_number == view.round_number
     assert message.opener_seat == max(view.opener_seat, 0)
     assert [(p.left, p.right, p.seat) for p in message.chain] == list(view.chain)
-    assert list(message.up_arm) == [] and list(message.down_arm) == []  # no spinner yet
-    assert not message.HasField("spinner_index")
+    assert [(p.left, p.right, p.seat) for p in message.up_arm] == list(view.up_arm)
+    assert [(p.left, p.right, p.seat) for p in message.down_arm] == list(view.down_arm)
+    assert message.HasField("spinner_index") is (view.spinner_index != NOBODY)
+    if view.spinner_index != NOBODY:
+        assert message.spinner_index == view.spinner_index
     assert message.HasField("left_end") is (view.left_end != NOBODY)
     assert message.HasField("right_end") is (view.right_end != NOBODY)
     assert message.HasField("left_end") is bool(view.chain)
@@ -239,11 +245,12 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
         assert (message.left_end, message.right_end) == (view.left_end, view.right_end)
         assert message.left_end == message.chain[0].left
         assert message.right_end == message.chain[-1].right
-        assert [(e.end, e.number) for e in message.open_ends] == [
-            (LEFT, view.left_end),
-            (RIGHT, view.right_end),
-        ]
-    else:
+    assert [(int(e.end), e.number) for e in message.open_ends] == [
+        (int(end), number) for end, number in view.open_ends
+    ]
+    if view.chain and not view.up_arm and not view.down_arm and view.spinner_index == NOBODY:
+        assert list(view.open_ends) == [(LEFT, view.left_end), (RIGHT, view.right_end)]
+    if not view.chain:
         assert list(message.open_ends) == []
     assert message.HasField("last_round") is (view.last_round is not None)
     if view.last_round is not None:
@@ -311,7 +318,7 @@ def _preset_game(rules: RuleSet, rng: random.Random) -> list[TableState]:
     return states
 
 
-@pytest.mark.parametrize("name", [n for n in PRESET_RULES if n != "web_fives"])
+@pytest.mark.parametrize("name", list(PRESET_RULES))
 def test_every_field_mirrors_view_for_under_every_preset(name: str) -> None:
     """D9: the same faithful copy under every rule set: sides, stock, draws, rules."""
     rules = PRESET_RULES[name]
@@ -324,6 +331,12 @@ def test_every_field_mirrors_view_for_under_every_preset(name: str) -> None:
                 kinds.add(message.last_action.kind)
     if rules.draw and rules.stock_size:
         assert game_pb2.ACTION_KIND_DREW in kinds
+    if name == "web_fives":  # the spinner's arms and the points reach the contract
+        assert any(
+            message.up_arm or message.down_arm
+            for state in _preset_game(rules, random.Random(7))
+            for message in (table_view(state, 0, SERVER_TIME),)
+        )
 
 
 # --- particular fields ----------------------------------------------------------------------

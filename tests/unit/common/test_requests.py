@@ -209,12 +209,16 @@ def test_a_tile_with_low_above_high_or_a_half_above_6_is_tile_malformed(
     assert _refusal(lambda: requests.tile(low, high)) == (INVALID, "TILE_MALFORMED")
 
 
-@pytest.mark.parametrize("value", [game_pb2.END_LEFT, game_pb2.END_RIGHT])
-def test_left_and_right_are_valid_ends(value: int) -> None:
+@pytest.mark.parametrize(
+    "value", [game_pb2.END_LEFT, game_pb2.END_RIGHT, game_pb2.END_UP, game_pb2.END_DOWN]
+)
+def test_left_right_and_the_spinners_short_sides_are_valid_ends(value: int) -> None:
+    """END_UP and END_DOWN pass the request check; the engine accepts them only under the
+    all-fives scoring (EndMalformed elsewhere)."""
     assert requests.end(value) == value
 
 
-@pytest.mark.parametrize("value", [game_pb2.END_UNSPECIFIED, 3, 7, -1])
+@pytest.mark.parametrize("value", [game_pb2.END_UNSPECIFIED, 5, 7, -1])
 def test_any_other_end_is_end_malformed(value: int) -> None:
     assert _refusal(lambda: requests.end(value)) == (INVALID, "END_MALFORMED")
 

@@ -142,12 +142,14 @@ def test_an_unknown_preset_is_refused_naming_the_preset_field() -> None:
     assert info.value.field == "preset"
 
 
-def test_002_all_fives_is_listed_but_not_available_yet() -> None:
+def test_002_all_fives_is_playable_in_every_layout() -> None:
     rules = preset("web_fives")
     assert rules.scoring is Scoring.ALL_FIVES
-    with pytest.raises(e.RulesUnavailable) as info:
-        create(Create("t", "Ana", 100, TIMING, rules), NOW)
-    assert info.value.field == "scoring" and "not available yet" in info.value.message
+    assert create(Create("t", "Ana", 100, TIMING, rules), NOW).state.rules is rules
+    for seats, hand_size, teams in rules.layouts:
+        chosen = preset("web_fives", seats=seats, hand_size=hand_size, teams=teams)
+        assert validate_rules(chosen) is chosen
+        assert chosen.stock_size == 28 - seats * hand_size
 
 
 def test_an_inconsistent_rule_set_is_refused_at_create() -> None:
