@@ -111,6 +111,7 @@ class DominosApp(App[None]):
     #east {{ padding: 0 0 0 1; }}
     #center {{ width: 1fr; height: auto; padding: 0 1; }}
     #ends {{ color: $text-muted; }}
+    #moves {{ color: $success; }}
     #south {{ text-style: bold; }}
     #actions {{ height: 1; }}
     #turn {{ width: auto; text-style: bold; color: $warning; padding: 0 2 0 0; }}

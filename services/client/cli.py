@@ -4,9 +4,9 @@
   [--create --target N [--preset NAME --seats N --hand-size N --turn-seconds N
   --teams/--no-teams] | --join CODE | --resume CODE]``: the terminal client
   (:mod:`services.client.app`). ``--preset`` chooses the table's game (``classic``, the
-  default; ``family_draw``, ``web_draw``, ``web_block``, ``app``, ``site``) and the other
-  rule flags adjust it within what that game allows (the server refuses the rest, and the
-  client says why); any of them creates the table at once. Without
+  default; ``family_draw``, ``web_draw``, ``web_block``, ``web_fives``, ``app``, ``site``)
+  and the other rule flags adjust it within what that game allows (the server refuses the
+  rest, and the client says why); any of them creates the table at once. Without
   ``--create``/``--join``/``--resume`` it opens the start screen, which lists the seats
   this computer holds at unfinished games. After a mid-game quit it prints the command that
   takes the seat back.

@@ -14,8 +14,15 @@ green: playable, ``>``: selected), whose turn it is with the seconds left, the *
 middle; ``H`` swaps it for the history (the rounds played with their scores, the moves of
 this round). When it becomes your turn the terminal bell rings and the turn line flashes.
 
+All fives (``web_fives``): the spinner framed in the chain, its short sides in compact
+notation just above (``↑ [5|2] [2|4]``) and below (``↓ …``) it, the open ends with their
+numbers and their total; under the hand the selected tile's placements, each with its key
+and the points it would score (``[5|0] → G gauche · D droite +10``); a play that scores says
+so; a game ended by a play mid-round is told.
+
 Keys: ``←``/``→`` or ``1``-``7`` select a tile; ``L`` (or ``G``) lays it on the left end,
-``R`` (or ``D``) on the right end, ``Enter`` on its only possible end (or draws when nothing
+``R`` (or ``D``) on the right end, under all fives ``U`` on the top and ``B`` on the bottom
+short side of the spinner, ``Enter`` on its only possible end (or draws when nothing
 fits and the stock holds tiles); ``T`` draws (*tirer*, *piocher*); ``P`` passes; ``H`` shows
 or hides the history; ``Q`` (or ``Ctrl+C``) quits."""
 
@@ -34,8 +41,18 @@ from textual.widgets import Button
 
 from services.client import texts
 from services.client.base_screen import DominosScreen
-from services.client.chain import chain_drawing, ends_text, newest_index
+from services.client.chain import chain_drawing, ends_text, newest_arm, newest_index
 from services.client.countdown import remaining_seconds, turn_text
+from services.client.fives import (
+    END_KEYS,
+    arms_of,
+    end_name,
+    ended_by_play_text,
+    is_fives,
+    open_ends_text,
+    placements_text,
+    spinner_of,
+)
 from services.client.journal import history_lines
 from services.client.last_action import last_action_text
 from services.client.rule_sets import has_stock, seat_count
@@ -55,6 +72,14 @@ HISTORY_LINES: Final = 11
 
 FLASH_SECONDS: Final = 0.8
 """How long the turn line flashes when it becomes your turn."""
+
+_ENDS: Final = {
+    "left": game_pb2.END_LEFT,
+    "right": game_pb2.END_RIGHT,
+    "up": game_pb2.END_UP,
+    "down": game_pb2.END_DOWN,
+}
+_SHORT_SIDES: Final = (game_pb2.END_UP, game_pb2.END_DOWN)
 
 
 def _my_turn(view: game_pb2.TableView | None) -> bool:
@@ -86,6 +111,8 @@ class GameScreen(DominosScreen):
         *[Binding(str(i), f"select({i - 1})", str(i), show=False) for i in range(1, 10)],
         Binding("l,g", "play('left')", "Left"),
         Binding("r,d", "play('right')", "Right"),
+        Binding("u", "play('up')", "Top"),
+        Binding("b", "play('down')", "Bottom"),
         Binding("enter", "play('any')", "Play"),
         Binding("p", "pass_turn", "Pass"),
         Binding("t", "draw", "Draw"),
@@ -114,6 +141,7 @@ class GameScreen(DominosScreen):
         yield Plain("", id="history")
         yield Plain("", id="south")
         yield Plain("", id="hand")
+        yield Plain("", id="moves")
         with Horizontal(id="actions"):
             yield Plain("", id="turn")
             yield Button(texts.ui("pass", lang), id="pass", disabled=True)
@@ -174,8 +202,9 @@ class GameScreen(DominosScreen):
         draw = self.query_one("#draw", Button)
         draw.display = has_stock(view.rules)
         draw.disabled = not view.can_draw
+        keys = "keys_draw" if has_stock(view.rules) else "keys"
         self.query_one("#keys", Plain).update(
-            texts.ui("keys_draw" if has_stock(view.rules) else "keys", lang)
+            texts.ui("keys_fives" if is_fives(view) else keys, lang)
         )
         self._draw_middle(view)
         self.query_one("#status", Plain).update(app.status)
@@ -210,7 +239,20 @@ class GameScreen(DominosScreen):
         app = self.dominos
         chain = [(p.left, p.right) for p in view.chain]
         newest = newest_index(view, app.journal.newest_play())
-        drawing = chain_drawing(chain, self.chain_width(), newest)
+        fives = is_fives(view)
+        if fives:
+            up, down = arms_of(view)
+            drawing = chain_drawing(
+                chain,
+                self.chain_width(),
+                newest,
+                spinner=spinner_of(view),
+                up=up,
+                down=down,
+                newest_arm=newest_arm(view, app.journal.newest_play()),
+            )
+        else:
+            drawing = chain_drawing(chain, self.chain_width(), newest)
         if not drawing.rows:
             text = Text(texts.ui("empty_chain", app.lang))
         else:
@@ -221,13 +263,17 @@ class GameScreen(DominosScreen):
             for row, begin, end in drawing.newest:
                 text.stylize("bold black on yellow", starts[row] + begin, starts[row] + end)
         self.query_one("#chain", Plain).update(text)
-        self.query_one("#ends", Plain).update(ends_text(view, app.lang))
+        ends = open_ends_text(view, app.lang) if fives else ends_text(view, app.lang)
+        self.query_one("#ends", Plain).update(ends)
 
     def _draw_middle(self, view: game_pb2.TableView) -> None:
         """The chain and side seats while a round is in play; the round's summary (and the
         winner) between rounds and at the end; the history instead when asked."""
         lang = self.dominos.lang
         lines = round_summary_lines(view, lang)
+        ended = ended_by_play_text(view, lang)
+        if ended:
+            lines.append(ended)
         winner = winner_text(view, lang)
         if winner:
             lines.append(winner)
@@ -259,6 +305,12 @@ class GameScreen(DominosScreen):
             text.append(label, style=style)
             text.append(" ")
         self.query_one("#hand", Plain).update(text)
+        view = app.view
+        moves = self.query_one("#moves", Plain)
+        moves.display = view is not None and is_fives(view)
+        picked = [i for i in items if i.index == self.selected]
+        shown = bool(picked) and _my_turn(view) and moves.display
+        moves.update(placements_text(picked[0], app.lang) if shown else "")
 
     def your_turn(self) -> None:
         """It just became your turn: ring the terminal bell and flash the turn line."""
@@ -330,14 +382,27 @@ class GameScreen(DominosScreen):
                 self.say(texts.ui("does_not_fit", lang))
                 return
             if len(item.ends) > 1 and app.view.chain:
-                self.say(texts.ui("pick_end", lang))
+                self.say(self._pick_end(item))
                 return
             chosen = item.ends[0]
         else:
-            chosen = game_pb2.END_LEFT if end == "left" else game_pb2.END_RIGHT
+            chosen = _ENDS[end]
+            if chosen in _SHORT_SIDES and chosen not in item.ends:
+                self.say(texts.ui("does_not_fit", lang))  # never sent: no such end open
+                return
         self.say("")
         move = game_pb2.Move(tile=game_pb2.Tile(low=item.low, high=item.high), end=chosen)
         app.send(app.play(move))
+
+    def _pick_end(self, item: HandItem) -> str:
+        """Which keys lay ``item`` on the ends it fits (all fives: up to four)."""
+        lang = self.dominos.lang
+        view = self.dominos.view
+        if view is None or not is_fives(view):
+            return texts.ui("pick_end", lang)
+        keys = END_KEYS[lang]
+        ends = [f"{keys[e]} ({end_name(e, lang)})" for e in item.ends]
+        return texts.ui("pick_end_of", lang, ends=", ".join(ends))
 
     async def action_pass_turn(self) -> None:
         """Pass, only when the view says so (R9); otherwise say why not."""

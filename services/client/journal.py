@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from dominos.v1 import game_pb2
 
+from services.client.fives import is_fives
 from services.client.last_action import last_action_text
 from services.client.rule_sets import has_teams, side_scores
 from services.client.teams import seat_name, team_label
@@ -30,6 +31,8 @@ class RoundResult:
     scoring_side: int | None = None
     scores: tuple[int, ...] = field(default=())
     names: tuple[str, ...] = field(default=())
+    #: Under all fives: the round's points before rounding to the nearest 5 (else None).
+    unrounded: int | None = None
 
 
 _MOVES = (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED, game_pb2.ACTION_KIND_DREW)
@@ -81,6 +84,7 @@ class Journal:
                 scoring_side=summary.scoring_side if summary.HasField("scoring_side") else None,
                 scores=tuple(side_scores(view)),
                 names=tuple(seat_name(view, s) for s in seats),
+                unrounded=summary.unrounded_points if is_fives(view) else None,
             )
 
     def shown_action(self, view: game_pb2.TableView) -> game_pb2.LastAction:
@@ -110,11 +114,16 @@ def move_line(view: game_pb2.TableView, action: game_pb2.LastAction, lang: Lang)
 
 
 def round_result_line(result: RoundResult, lang: Lang) -> str:
-    """``"Manche 2 · équipe B +17 (bloquée) · A 40 · B 37"`` / ``"Round 2 · team B +17 …"``."""
+    """``"Manche 2 · équipe B +17 (bloquée) · A 40 · B 37"`` / ``"Round 2 · team B +17 …"``;
+    under all fives with the points before rounding: ``"Ana +20 (18 arrondis à 20)"``."""
     word = "Manche" if lang == "fr" else "Round"
     how = ""
     if result.blocked:
         how = " (bloquée)" if lang == "fr" else " (blocked)"
+    if result.unrounded is not None and result.unrounded != result.points:
+        raw = result.unrounded
+        rounded = f"arrondi{'s' if raw > 1 else ''} à" if lang == "fr" else "rounded to"
+        how += f" ({raw} {rounded} {result.points})"
     if not result.teams:
         if result.scoring_side is None:
             scorer = "personne ne marque" if lang == "fr" else "nobody scores"

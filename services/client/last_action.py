@@ -1,4 +1,5 @@
-"""What just happened, in one sentence: a tile laid (and on which end), a pass in words (R10),
+"""What just happened, in one sentence: a tile laid (and on which end; under all fives the
+points it scored at once), a pass in words (R10),
 tiles drawn from the stock (how many, never which), a deal; says when the table played for
 the seat (R11, S3)."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 from dominos.v1 import game_pb2
 
+from services.client.fives import end_place, scored_text
 from services.client.teams import seat_name
 from services.client.texts import Lang
 from services.client.tiles import tile_text
@@ -42,10 +44,10 @@ def last_action_text(view: game_pb2.TableView, lang: Lang) -> str:
         auto = " (absent : joué par la table)" if lang == "fr" else " (away: the table played)"
     if action.kind == game_pb2.ACTION_KIND_PLAYED:
         tile = tile_text(action.move.tile.low, action.move.tile.high)
-        left = action.move.end == game_pb2.END_LEFT
-        if lang == "fr":
-            return f"{name} a posé {tile} {'à gauche' if left else 'à droite'}{auto}."
-        return f"{name} laid {tile} on the {'left' if left else 'right'}{auto}."
+        where = end_place(action.move.end, lang)
+        scored = scored_text(view, action, lang)
+        laid = f"{name} a posé" if lang == "fr" else f"{name} laid"
+        return f"{laid} {tile} {where}{auto}." + (f" {scored}" if scored else "")
     if action.kind == game_pb2.ACTION_KIND_PASSED:
         words = join_words(
             [number_word(n, lang) for n in sorted(set(action.passed_on), reverse=True)], lang

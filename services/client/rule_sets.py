@@ -90,10 +90,9 @@ PRESETS: Final[dict[str, PresetInfo]] = {
     )
 }
 
-#: The presets this server plays (all fives is refused with RULES_UNAVAILABLE), in the
-#: order the start screen lists them.
+#: The presets this server plays, in the order the start screen lists them.
 PLAYABLE: Final[tuple[str, ...]] = (
-    "classic", "family_draw", "web_draw", "web_block", "app", "site",
+    "classic", "family_draw", "web_draw", "web_block", "web_fives", "app", "site",
 )  # fmt: skip
 
 _BY_VALUE: Final = {info.preset: info for info in PRESETS.values()}

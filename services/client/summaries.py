@@ -3,13 +3,15 @@ why the scoring side (a team, or a player without teams) scored what, by the tab
 (R12-R14 for the default game; every other hand, the partner's included; the others' total,
 minus its own; every tile left; a tie nobody wins, or won by the opener's side), spelling out
 the tie rule when it applied; one line per round for the demo's log; the winner (R17, a team
-or a player); the status of a closed table."""
+or a player), and under all fives a game ended by a play in the middle of a round; the
+status of a closed table."""
 
 from __future__ import annotations
 
 from dominos.v1 import game_pb2
 
 from services.client.elision import de
+from services.client.fives import ended_by_play_text, is_fives, rounding_text
 from services.client.rule_sets import (
     count_word,
     has_stock,
@@ -24,7 +26,7 @@ from services.client.texts import Lang, ui
 from services.client.tiles import tile_text
 from services.client.words import join_words
 
-__all__ = ["phase_text", "round_line", "round_summary_lines", "winner_text"]
+__all__ = ["ended_by_play_text", "phase_text", "round_line", "round_summary_lines", "winner_text"]
 
 
 def _teams(view: game_pb2.TableView) -> bool:
@@ -297,11 +299,17 @@ def _hands_line(view: game_pb2.TableView, summary: game_pb2.RoundSummary, lang: 
 def round_summary_lines(view: game_pb2.TableView, lang: Lang) -> list[str]:
     """The end-of-round summary (D1) of ``view.last_round``: how it ended, who scored how
     many points and why (R12, R13), the tie rule spelled out when it applied (R14), the hands
-    left, the scores; ``[]`` when the view carries no summary."""
+    left, the scores; under all fives the points before and after rounding to the nearest 5
+    ("18 arrondis à 20"); ``[]`` when the view carries no summary."""
     if not view.HasField("last_round"):
         return []
     summary = view.last_round
-    lines = [_outcome_line(view, summary, lang), _why_line(view, summary, lang)]
+    why = _why_line(view, summary, lang)
+    if is_fives(view) and _scoring_side(view, summary) is not None:
+        label = "Arrondi au 5 le plus proche" if lang == "fr" else "Rounded to the nearest 5"
+        colon = " : " if lang == "fr" else ": "
+        why += f" {label}{colon}{rounding_text(summary, lang)}."
+    lines = [_outcome_line(view, summary, lang), why]
     if summary.hands:
         lines.append(_hands_line(view, summary, lang))
     lines.append(_scores_text(view, lang))
@@ -346,6 +354,8 @@ def round_line(view: game_pb2.TableView, lang: Lang) -> str:
         scored = "personne ne marque" if lang == "fr" else "nobody scores"
     else:
         scored = f"{side_label(view, side, lang, capital=True)} +{s.points}"
+        if is_fives(view):
+            scored += f" ({rounding_text(s, lang)})"
     if _teams(view):
         a, b = side_scores(view)[:2]
         scores = f"score A {a} · B {b}"

@@ -148,6 +148,14 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "←→ choisir · G/D poser · T piocher · P passer · H historique · Q quitter",
         "en": "←→ select · L/R play left/right · T draw · P pass · H history · Q quit",
     },
+    "keys_fives": {
+        "fr": "←→ choisir · G/D/U/B poser · T piocher · P passer · H historique · Q quitter",
+        "en": "←→ select · L/R/U/B play · T draw · P pass · H history · Q quit",
+    },
+    "pick_end_of": {
+        "fr": "Ce domino va sur plusieurs bouts : {ends} ?",
+        "en": "That tile fits several ends: {ends}?",
+    },
     "cannot_draw_fits": {
         "fr": "Un domino va : on ne pioche que si rien ne va.",
         "en": "A tile fits: you draw only when nothing fits.",

@@ -16,12 +16,15 @@ def tile_text(low: int, high: int) -> str:
 
 @dataclass(frozen=True)
 class HandItem:
-    """One tile of the player's hand, with the ends it may go on now (from ``legal_moves``)."""
+    """One tile of the player's hand, with the ends it may go on now (from ``legal_moves``)
+    and, under all fives, the points each of them would score at once (``points[i]`` for
+    ``ends[i]``)."""
 
     index: int
     low: int
     high: int
     ends: tuple[game_pb2.End, ...]
+    points: tuple[int, ...] = ()
 
     @property
     def playable(self) -> bool:
@@ -36,10 +39,12 @@ class HandItem:
 
 def hand_items(view: game_pb2.TableView) -> list[HandItem]:
     """The hand in the view's order (ascending), each tile with its legal ends (R8, R9)."""
-    ends: dict[tuple[int, int], list[game_pb2.End]] = {}
+    ends: dict[tuple[int, int], dict[game_pb2.End, int]] = {}
     for move in view.legal_moves:
-        ends.setdefault((move.tile.low, move.tile.high), []).append(move.end)
-    return [
-        HandItem(i, t.low, t.high, tuple(sorted(ends.get((t.low, t.high), []))))
-        for i, t in enumerate(view.hand)
-    ]
+        ends.setdefault((move.tile.low, move.tile.high), {})[move.end] = move.points
+    items = []
+    for i, t in enumerate(view.hand):
+        fitting = ends.get((t.low, t.high), {})
+        order = tuple(sorted(fitting))
+        items.append(HandItem(i, t.low, t.high, order, tuple(fitting[e] for e in order)))
+    return items

@@ -94,8 +94,8 @@ def test_the_target_line_gives_the_range_or_says_it_is_fixed() -> None:
     )
 
 
-def test_every_preset_has_a_name_in_both_languages_and_fives_is_not_offered() -> None:
-    assert "web_fives" not in PLAYABLE
+def test_every_preset_has_a_name_in_both_languages_and_fives_is_offered() -> None:
+    assert "web_fives" in PLAYABLE and set(PLAYABLE) == set(PRESETS)
     for key in PLAYABLE:
         fr, en = preset_name(PRESETS[key].preset, "fr"), preset_name(PRESETS[key].preset, "en")
         assert fr and en and "_" not in fr + en
@@ -325,5 +325,7 @@ def test_the_cli_rule_flags_make_the_rule_choice() -> None:
     assert rule_choice(parser().parse_args(["play", "--create"])) is None  # the default game
     app = parser().parse_args(["play", "--preset", "app", "--hand-size", "5", "--teams"])
     assert rule_choice(app) == choice_of("app", hand_size=5, teams=True)
+    fives = rule_choice(parser().parse_args(["play", "--preset", "web_fives", "--seats", "2"]))
+    assert fives == choice_of("web_fives", seats=2)
     with pytest.raises(SystemExit):
-        parser().parse_args(["play", "--preset", "web_fives"])
+        parser().parse_args(["play", "--preset", "all_fives"])

@@ -258,3 +258,62 @@ def ruled_summary(
         summary.domino_seat = domino_seat
     view.last_round.CopyFrom(summary)
     return view
+
+
+#: A fives table's long line (left to right, the spinner 5-5 at index 4) and its short sides
+#: from the spinner out: four open ends, left 2, right 1, top 4, bottom 6 (total 2 + 1 + 4 +
+#: 6 = 13).
+FIVES_CHAIN = (
+    (2, 3),
+    (3, 3),
+    (3, 6),
+    (6, 5),
+    (5, 5),
+    (5, 4),
+    (4, 4),
+    (4, 1),
+    (1, 1),
+    (1, 2),
+    (2, 1),
+)
+FIVES_UP = ((5, 2), (2, 4))
+FIVES_DOWN = ((5, 0), (0, 0), (0, 6))
+
+
+def fives_view(
+    seats: int = 4, names: tuple[str, ...] = LONG_NAMES, turn_seat: int = 0
+) -> game_pb2.TableView:
+    """A ``web_fives`` table mid-round with the spinner and its four open ends, a full hand
+    whose tiles fit several ends (some scoring), the last play scored 15."""
+    view = ruled_view("web_fives", seats, names=names)
+    view.turn_seat = turn_seat
+    for left, right in FIVES_CHAIN:
+        view.chain.add(left=left, right=right, seat=1)
+    view.spinner_index = 4
+    for arm, tiles in ((view.up_arm, FIVES_UP), (view.down_arm, FIVES_DOWN)):
+        for left, right in tiles:
+            arm.add(left=left, right=right, seat=1)
+    view.left_end, view.right_end = 2, 1
+    for end, number in (
+        (game_pb2.END_LEFT, 2), (game_pb2.END_RIGHT, 1), (game_pb2.END_UP, 4),
+        (game_pb2.END_DOWN, 6),
+    ):  # fmt: skip
+        view.open_ends.add(end=end, number=number)
+    for low, high in ((0, 2), (1, 6), (2, 4), (2, 6), (3, 4), (0, 4), (4, 6)):
+        view.hand.add(low=low, high=high)
+    if turn_seat == view.your_seat:
+        for low, high, end, points in (
+            (0, 2, game_pb2.END_LEFT, 0), (1, 6, game_pb2.END_RIGHT, 0),
+            (1, 6, game_pb2.END_DOWN, 10), (2, 4, game_pb2.END_UP, 0),
+            (2, 4, game_pb2.END_LEFT, 15), (2, 6, game_pb2.END_LEFT, 0),
+            (2, 6, game_pb2.END_DOWN, 0), (4, 6, game_pb2.END_UP, 15),
+        ):  # fmt: skip
+            view.legal_moves.add(tile=game_pb2.Tile(low=low, high=high), end=end, points=points)
+    for seat in range(seats):
+        view.seats[seat].tile_count = 7 if seat == 0 else 3
+    view.last_action.kind = game_pb2.ACTION_KIND_PLAYED
+    view.last_action.seat = seats - 1
+    view.last_action.points = 15
+    view.last_action.move.tile.low, view.last_action.move.tile.high = 0, 6
+    view.last_action.move.end = game_pb2.END_DOWN
+    return view

@@ -15,6 +15,13 @@ them with the Python stubs and checks each view as the other end-to-end tests do
 (:func:`testing.players.check_view`), hands of different seats never overlap at one version,
 and every hand the page showed (its DOM) is exactly the hand its seat received.
 
+A third test plays a two-seat ``web_fives`` game (seed 002's all fives, target 50): the
+spinner drawn in yellow with its short sides as columns, the open ends and their total shown,
+the end chooser giving each placement's points (the test picks the best), a play that scores
+told « Ana marque 10 » with the ends total equal to those points, the moves logged with their
+points, every view checked for hidden tiles (no other hand, no stock tile), and the game's end
+told (by a play reaching the target, or by a round summary with its rounding).
+
 A second test plays a three-seat ``web_draw`` game (each for themselves, a stock, target 50)
 the same way: the host picks the rule set on the start screen, the lobby says it in words and
 waits for three; on the table a seat that cannot play clicks Draw (at least once in the game),
@@ -611,7 +618,7 @@ def seat_three(browser: Browser, url: str) -> list[Browsing]:
     # Classic is the default: no seat, tile or turn choice to make.
     expect(host.locator("#preset")).to_have_value("classic")
     expect(host.locator("#seats")).to_have_count(0)
-    expect(host.locator("#preset option[value='web_fives']")).to_be_disabled()
+    expect(host.locator("#preset option[value='web_fives']")).to_be_enabled()
     host.select_option("#preset", "web_draw")
     expect(host.locator("#preset-line")).to_contain_text("avec pioche")
     host.select_option("#seats", "3")
@@ -733,5 +740,272 @@ def test_three_browsers_play_a_draw_game(
         print(
             f"\nweb client, web_draw at three: {moves} clicks ({seen['draws']} draws, "
             f"{seen['passes']} passes), {received} views checked, "
+            f"{time.monotonic() - started:.1f} s"
+        )
+
+
+# -- all fives (seed 002) ----------------------------------------------------------------------
+
+FIVES_NAMES = ("Ana", "Ben")
+FIVES_SEATS = 2
+FIVES_TARGET = 50
+SHORT_SIDES = (game_pb2.END_UP, game_pb2.END_DOWN)
+
+#: The layout as the page draws it: the line's tiles, each arm's tiles top to bottom, the
+#: spinner (its halves and its colour), the ends line, the scored line.
+FIVES_PAGE = """
+() => {
+  const cells = (sel) => [...document.querySelectorAll(sel)].map((el) => ({
+    left: Number(el.dataset.left ?? el.dataset.inner),
+    right: Number(el.dataset.right ?? el.dataset.outer),
+    newest: el.dataset.newest === "true", spinner: el.dataset.spinner === "true",
+  }));
+  const spinner = document.querySelector("#chain .domino[data-spinner='true']");
+  const ends = document.querySelector("#ends");
+  const scored = document.querySelector("#scored");
+  const layout = document.querySelector("#chain .spinner-layout");
+  return {
+    line: cells("#chain .domino[data-arm='line']"),
+    up: cells("#chain .arm-tile[data-arm='up']"),
+    down: cells("#chain .arm-tile[data-arm='down']"),
+    spinnerIndex: layout === null ? null : Number(layout.dataset.spinnerIndex),
+    spinnerColour: spinner === null ? null : getComputedStyle(spinner).backgroundColor,
+    total: ends === null ? null : Number(ends.dataset.total),
+    endsText: ends === null ? null : ends.textContent,
+    scored: scored === null ? null : scored.textContent,
+  };
+}
+"""
+
+#: The end chooser's buttons: end, points, text.
+CHOOSER = """
+() => [...document.querySelectorAll("#end-choice button[data-end]")]
+  .filter((el) => el.dataset.end !== "cancel")
+  .map((el) => ({ end: el.dataset.end, points: Number(el.dataset.points), text: el.textContent }))
+"""
+
+
+def check_fives_layout(page: Page, reloaded: bool = False) -> dict[str, Any]:
+    """The drawn layout is a spinner layout: the line touches on equal halves, the spinner
+    is the one yellow double in it, each short side starts on the spinner's number and its
+    tiles touch outward; at most one tile marked newest. Returns what the page showed."""
+    shown = page.evaluate(FIVES_PAGE)
+    line, up, down = shown["line"], shown["up"], shown["down"]
+    for a, b in itertools.pairwise(line):
+        assert a["right"] == b["left"], line
+    if shown["spinnerIndex"] is None:
+        assert not up and not down and not any(c["spinner"] for c in line)
+    else:
+        spinner = line[shown["spinnerIndex"]]
+        assert spinner["spinner"] and spinner["left"] == spinner["right"], line
+        assert sum(c["spinner"] for c in line) == 1
+        assert shown["spinnerColour"] == "rgb(247, 214, 74)", shown["spinnerColour"]
+        # The upper side is drawn outermost first: read it from the spinner outward.
+        for arm in (list(reversed(up)), down):
+            previous = spinner["left"]
+            for cell in arm:
+                assert cell["left"] == previous, (arm, spinner)
+                previous = cell["right"]
+    marked = sum(c["newest"] for c in line + up + down)
+    assert marked <= 1 and (reloaded or not line or marked == 1), shown
+    if line:
+        assert shown["endsText"] is not None and shown["endsText"].startswith("Bouts : ")
+        assert f"total {shown['total']}" in shown["endsText"]
+    return shown
+
+
+def check_fives_view(view: game_pb2.TableView, seat: int) -> None:
+    """What a seat of a two-seat web_fives table may see: its own hand, the layout, counts;
+    never the other hand or a stock tile while a round is live."""
+    fully_decoded(view)
+    assert view.your_seat == seat
+    assert view.rules.preset == game_pb2.PRESET_WEB_FIVES and view.rules.seats == FIVES_SEATS
+    assert view.rules.scoring == game_pb2.SCORING_ALL_FIVES and view.rules.draw
+    assert not view.rules.teams and view.rules.hand_size == 7
+    assert view.target == FIVES_TARGET
+    assert len(view.seats) == FIVES_SEATS and len(view.side_scores) == FIVES_SEATS
+    shown = tiles_shown(view)
+    arms = {tile_key(p.left, p.right) for p in (*view.up_arm, *view.down_arm)}
+    laid = shown["chain"] | arms
+    assert len(laid) == len(view.chain) + len(view.up_arm) + len(view.down_arm)
+    assert shown["moves"] <= shown["hand"] and shown["action"] <= laid
+    assert not shown["hand"] & laid
+    if view.up_arm or view.down_arm:
+        assert view.HasField("spinner_index")
+    if view.phase == game_pb2.PHASE_PLAYING:
+        assert not view.HasField("last_round") and shown["summary"] == set()
+        assert view.seats[seat].tile_count == len(view.hand)
+        on_table = len(view.chain) + len(view.up_arm) + len(view.down_arm)
+        assert sum(s.tile_count for s in view.seats) + on_table + view.stock_size == SET_SIZE
+        mine = view.turn_seat == seat
+        if not mine:
+            assert not view.legal_moves
+        assert all(m.points % 5 == 0 for m in view.legal_moves)
+    if view.phase == game_pb2.PHASE_ROUND_OVER:
+        on_table = len(view.chain) + len(view.up_arm) + len(view.down_arm)
+        assert len(shown["summary"]) + on_table + view.stock_size == SET_SIZE
+        assert view.last_round.points % 5 == 0
+    if view.phase == game_pb2.PHASE_FINISHED:
+        assert view.HasField("winner_side") and view.side_scores[view.winner_side] >= FIVES_TARGET
+
+
+def check_fives_wire(players: list[Browsing]) -> dict[str, int]:
+    """Every view every page received passes check_fives_view; the two hands never share a
+    tile at one version; the hands the pages showed are the ones received."""
+    hands_at: dict[int, dict[int, frozenset[tuple[int, int]]]] = {}
+    counts = {"views": 0, "scoring_plays": 0, "short_side_plays": 0}
+    for player in players:
+        views = [v for entry in player.wire for v in decode_views(entry)]
+        assert len(views) >= 10, f"{player.name}: only {len(views)} views captured"
+        for view in views:
+            check_fives_view(view, player.seat)
+            action = view.last_action
+            if action.kind == game_pb2.ACTION_KIND_PLAYED and player.seat == 0:
+                counts["scoring_plays"] += action.points > 0
+                counts["short_side_plays"] += action.move.end in SHORT_SIDES
+            if view.phase == game_pb2.PHASE_PLAYING:
+                hand = frozenset(tile_key(t.low, t.high) for t in view.hand)
+                hands_at.setdefault(view.version, {})[player.seat] = hand
+        counts["views"] += len(views)
+        received = {v.version: frozenset(tile_key(t.low, t.high) for t in v.hand) for v in views}
+        for version, shown in player.shown:
+            assert received.get(version) == shown, (player.name, version, shown)
+    for version, hands in hands_at.items():
+        if len(hands) == FIVES_SEATS:
+            assert not hands[0] & hands[1], version
+    return counts
+
+
+def seat_two_fives(browser: Browser, url: str) -> list[Browsing]:
+    """Two players; the host picks web_fives at two seats, target 50; the other joins."""
+    players = []
+    for name in FIVES_NAMES:
+        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
+        context.set_default_timeout(STEP_MS)
+        context.add_init_script(WIRE_TAP)
+        page = context.new_page()
+        page.goto(url)
+        players.append(Browsing(name, page))
+    host = players[0].page
+    host.fill("#name", players[0].name)
+    expect(host.locator("#preset option[value='web_fives']")).to_have_text("Tous les 5")
+    host.select_option("#preset", "web_fives")
+    expect(host.locator("#preset-line")).to_contain_text("pivot")
+    host.select_option("#seats", "2")
+    host.select_option("#start-target", str(FIVES_TARGET))
+    host.click("#create")
+    expect(host.locator("#app")).to_have_attribute("data-screen", "lobby")
+    expect(host.locator("#rules")).to_contain_text("Tous les 5 : 2 joueurs, chacun pour soi")
+    expect(host.locator("#rules")).to_contain_text("arrondis au multiple de 5 le plus proche")
+    code = host.locator("#code").get_attribute("data-code") or ""
+    guest = players[1].page
+    guest.fill("#name", players[1].name)
+    guest.fill("#code-input", code)
+    guest.click("#join")
+    expect(guest.locator("main.lobby")).to_have_attribute("data-your-seat", "1")
+    for seat, player in enumerate(players):
+        player.seat = seat
+    expect(host.locator("#start")).to_be_enabled()
+    host.click("#start")
+    return players
+
+
+def fives_act(player: Browsing, version: int, seen: dict[str, int]) -> None:
+    """One click of the player to act: Draw or Pass when offered, else the first legal tile
+    on its best end (the chooser shows every placement's points). After a play that scored,
+    the page says « <name> marque N » and its ends total is N."""
+    page = player.page
+    page.wait_for_function(READY, arg=version)
+    offer = page.evaluate(OFFER)
+    player.shown.append((version, frozenset(tile_key(low, high) for low, high in offer["hand"])))
+    check_fives_layout(page, player.reloaded)
+    played = False
+    if offer["draw"]:
+        page.click("#draw")
+        seen["draws"] += 1
+    elif offer["pass"]:
+        page.click("#pass")
+        seen["passes"] += 1
+    else:
+        assert offer["legal"] > 0
+        page.locator("#hand button.tile[data-legal='true']").first.click()
+        played = True
+        if page.locator("#end-choice").count() > 0:
+            choices = page.evaluate(CHOOSER)
+            assert len(choices) >= 2, choices
+            for choice in choices:
+                assert choice["text"].endswith(f"+{choice['points']}"), choice
+            best = max(choices, key=lambda c: c["points"])
+            seen["chooser"] += 1
+            seen["chooser_points"] += best["points"] > 0
+            page.click(f"#end-choice [data-end='{best['end']}']")
+    page.wait_for_function(
+        "v => Number(document.querySelector('[data-version]')?.dataset.version ?? 0) > v",
+        arg=version,
+    )
+    if played and page.locator("main.table[data-phase='PLAYING']").count() > 0:
+        shown = check_fives_layout(page)
+        if shown["scored"] is not None and shown["scored"].startswith(player.name):
+            points = int(shown["scored"].rsplit(" ", 1)[1])
+            assert shown["scored"] == f"{player.name} marque {points}"
+            assert shown["total"] == points, shown
+            last_move = page.locator("#moves li").last
+            expect(last_move).to_contain_text(f": {player.name} marque {points}")
+            seen["scored"] += 1
+
+
+def test_two_browsers_play_an_all_fives_game(
+    cluster: ProcessCluster, browser: Browser, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    players = seat_two_fives(browser, cluster.web_url + "/")
+    seen = dict.fromkeys(("draws", "passes", "chooser", "chooser_points", "scored"), 0)
+    try:
+        by_seat = {p.seat: p for p in players}
+        watcher = players[0].page
+        expect(watcher.locator(".seat[data-position='top']")).to_have_attribute("data-seat", "1")
+        moves = 0
+        while moves < MAX_MOVES:
+            state = str(watcher.wait_for_function(TABLE_STATE, timeout=STEP_MS).json_value())
+            if state == "over":
+                break
+            _, seat_text, version_text = state.split(":")
+            player = by_seat[int(seat_text)]
+            if moves == SCREENSHOT_AFTER:
+                player.page.screenshot(path=str(artefacts() / "web-table-fives.png"))
+            fives_act(player, int(version_text), seen)
+            moves += 1
+            watcher = player.page
+        else:
+            raise AssertionError(f"no end after {MAX_MOVES} moves")
+        for player in players:
+            page = player.page
+            expect(page.locator("#app")).to_have_attribute("data-screen", "over")
+            over = page.locator("main.over")
+            side = int(over.get_attribute("data-winner-side") or "-1")
+            assert side in range(FIVES_SEATS)
+            expect(page.locator("#winner")).to_contain_text(f"{FIVES_NAMES[side]} gagne avec")
+            # The end is told: by the play that reached the target, or by the round's summary.
+            if page.locator("#ended-by-play").count() > 0:
+                expect(page.locator("#ended-by-play")).to_contain_text(
+                    f"{FIVES_NAMES[side]} marque"
+                )
+                told = page.locator("#ended-by-play")
+                expect(told).to_contain_text("la partie s'arrête aussitôt")
+                seen["by_play"] = 1
+            else:
+                expect(page.locator(".last-round").first).to_contain_text("Manche")
+            player.collect_wire()
+        players[0].page.screenshot(path=str(artefacts() / "web-game-over-fives.png"))
+        counts = check_fives_wire(players)
+    finally:
+        for player in players:
+            player.page.context.close()
+    assert seen["scored"] >= 1 or counts["scoring_plays"] >= 1, (seen, counts)
+    with capsys.disabled():
+        print(
+            f"\nweb client, web_fives at two: {moves} clicks ({seen['draws']} draws, "
+            f"{seen['passes']} passes, {seen['chooser']} end choices, {seen['scored']} plays "
+            f"scored and checked), {counts['views']} views checked, "
             f"{time.monotonic() - started:.1f} s"
         )

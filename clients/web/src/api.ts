@@ -129,14 +129,14 @@ export class DominosApi {
   async playTile(
     seat: Seat,
     tile: { low: number; high: number },
-    end: "left" | "right",
+    end: "left" | "right" | "up" | "down",
     expectedVersion: bigint,
   ): Promise<TableView | undefined> {
     const request = {
       requestId: newRequestId(),
       tableId: seat.tableId,
       tile,
-      end: end === "left" ? End.LEFT : End.RIGHT,
+      end: { left: End.LEFT, right: End.RIGHT, up: End.UP, down: End.DOWN }[end],
       expectedVersion,
     };
     const response = await this.retried(() =>

@@ -6,15 +6,21 @@
 // `data-version`, `data-your-seat`, `data-turn-seat`, `data-my-turn`, hand tiles'
 // `data-low`/`data-high`/`data-legal`, chain tiles' `data-newest`.
 
-import { layoutChain, DOUBLE_UNITS, TILE_UNITS } from "./chain";
+import { layoutChain, layoutSpinner, DOUBLE_UNITS, TILE_UNITS, type ArmCell, type ChainCell } from "./chain";
 import { CallFailed, DominosApi, watch, webTransport, type Seat } from "./api";
 import { h, half, type Child } from "./dom";
 import { isNetwork, seatIsGone, type Refusal } from "./errors";
 import { Phase, type TableView } from "./gen/dominos/v1/game_pb";
 import {
   EMPTY_HISTORY,
+  bestPoints,
   chainState,
   clickAction,
+  endChoices,
+  endedByPlay,
+  endedByPlayLine,
+  endsModel,
+  scoredLine,
   handItems,
   isTerminal,
   isYourTurn,
@@ -36,6 +42,7 @@ import {
   winnerSide,
   winnerTeam,
   type ChainState,
+  type EndName,
   type HandItem,
   type History,
   type SeatModel,
@@ -62,6 +69,8 @@ import { SeatStore, codeFromHash, hashOf, type SavedSeat } from "./seats";
 import {
   codeText,
   countdown,
+  endChoiceText,
+  plusPoints,
   points,
   normaliseCode,
   reasonSentence,
@@ -343,7 +352,7 @@ export class App {
     if (!left && this.seat === seat) this.startWatching();
   }
 
-  private play(item: HandItem, end: "left" | "right"): void {
+  private play(item: HandItem, end: EndName): void {
     this.choosing = null;
     void this.command(() => this.api.playTile(this.seatRef(), item, end, this.version()));
   }
@@ -661,7 +670,7 @@ export class App {
         { class: "board" },
         byPosition("top"),
         byPosition("left"),
-        this.chainBox(),
+        this.chainBox(view),
         byPosition("right"),
         h(
           "div",
@@ -722,7 +731,7 @@ export class App {
     );
   }
 
-  private chainBox(): HTMLElement {
+  private chainBox(view: TableView): HTMLElement {
     const lang = this.lang;
     const state = this.chain;
     const box = h("div", { id: "chain", class: "chain" });
@@ -731,31 +740,84 @@ export class App {
       return box;
     }
     const width = Math.max(200, Math.min(window.innerWidth, 1400) - 520);
-    const units = Math.max(TILE_UNITS, Math.floor(width / (UNIT_PX + UNIT_GAP_PX)));
-    for (const row of layoutChain(state.chain, state.newest, units)) {
+    const ends = endsModel(view, lang);
+    const scored = scoredLine(view, lang);
+    if (state.spinner !== null) {
+      box.append(this.spinnerBox(state, width));
+    } else {
+      const units = Math.max(TILE_UNITS, Math.floor(width / (UNIT_PX + UNIT_GAP_PX)));
+      for (const row of layoutChain(state.chain, state.newest, units)) {
+        box.append(h("div", { class: "chain-row" }, ...row.map((cell) => this.lineTile(cell, false))));
+      }
+    }
+    if (ends !== null) {
       box.append(
         h(
-          "div",
-          { class: "chain-row" },
-          ...row.map((cell) =>
-            h(
-              "span",
-              {
-                class: `domino ${cell.double ? "double" : "along"} ${cell.newest ? "newest" : ""}`,
-                "data-left": cell.left,
-                "data-right": cell.right,
-                "data-newest": String(cell.newest),
-                "data-units": cell.units === DOUBLE_UNITS ? 1 : 2,
-                title: tileWords(cell.left, cell.right, lang),
-              },
-              half(cell.left),
-              half(cell.right),
-            ),
-          ),
+          "p",
+          { id: "ends", class: "ends", "data-total": ends.total, "data-ends": ends.ends.map((e) => `${e.end}:${e.number}`).join(" ") },
+          ends.text,
         ),
       );
     }
+    if (scored !== null) box.append(h("p", { id: "scored", class: "scored", role: "status" }, scored));
     return box;
+  }
+
+  /** A tile of the line: along it, a double across; the spinner outlined. */
+  private lineTile(cell: ChainCell, spinner: boolean, column?: number): HTMLElement {
+    return h(
+      "span",
+      {
+        class: `domino ${cell.double ? "double" : "along"} ${cell.newest ? "newest" : ""} ${spinner ? "spinner" : ""}`,
+        "data-left": cell.left,
+        "data-right": cell.right,
+        "data-newest": String(cell.newest),
+        "data-units": cell.units === DOUBLE_UNITS ? 1 : 2,
+        "data-arm": "line",
+        ...(spinner ? { "data-spinner": "true" } : {}),
+        ...(column !== undefined ? { style: `grid-column: ${column}; grid-row: 2` } : {}),
+        title: tileWords(cell.left, cell.right, this.lang),
+      },
+      half(cell.left),
+      half(cell.right),
+    );
+  }
+
+  /** All fives: the line in one row (the spinner in yellow), its short sides as columns
+   * above and below the spinner; the line shrinks to fit, then scrolls. */
+  private spinnerBox(state: ChainState, width: number): HTMLElement {
+    const layout = layoutSpinner(state.chain, state.spinner!, state.up, state.down, {
+      arm: state.newestArm,
+      index: state.newest,
+    });
+    const unit = Math.max(16, Math.min(UNIT_PX, Math.floor(width / Math.max(1, layout.units)) - UNIT_GAP_PX));
+    const armTile = (cell: ArmCell, arm: "up" | "down") =>
+      h(
+        "span",
+        {
+          // Standing along its arm (a double lying across it); the half facing the spinner
+          // toward it: below on the upper side, above on the lower one.
+          class: `domino ${cell.double ? "along" : "double"} arm-tile ${cell.newest ? "newest" : ""}`,
+          "data-arm": arm,
+          "data-inner": cell.inner,
+          "data-outer": cell.outer,
+          "data-newest": String(cell.newest),
+          title: tileWords(cell.inner, cell.outer, this.lang),
+        },
+        ...(arm === "up" ? [half(cell.outer), half(cell.inner)] : [half(cell.inner), half(cell.outer)]),
+      );
+    const column = layout.spinner + 1;
+    return h(
+      "div",
+      {
+        class: "spinner-layout",
+        style: `--unit: ${unit}px; grid-template-columns: repeat(${layout.line.length}, auto)`,
+        "data-spinner-index": layout.spinner,
+      },
+      h("div", { class: "arm up", "data-arm": "up", style: `grid-column: ${column}; grid-row: 1` }, ...layout.up.map((c) => armTile(c, "up"))),
+      ...layout.line.map((cell, i) => this.lineTile(cell, i === layout.spinner, i + 1)),
+      h("div", { class: "arm down", "data-arm": "down", style: `grid-column: ${column}; grid-row: 3` }, ...layout.down.map((c) => armTile(c, "down"))),
+    );
   }
 
   private handBox(view: TableView): HTMLElement {
@@ -764,6 +826,7 @@ export class App {
     const myTurn = isYourTurn(view);
     const tiles = items.map((item) => {
       const legal = myTurn && item.ends.length > 0;
+      const best = legal ? bestPoints(item) : 0;
       return h(
         "button",
         {
@@ -773,21 +836,30 @@ export class App {
           "data-high": item.high,
           "data-legal": String(legal),
           "aria-label": tileWords(item.low, item.high, lang),
+          "data-points": best,
           disabled: !legal || this.busy,
           onclick: () => this.clickTile(item),
         },
         half(item.low),
         half(item.high),
+        best > 0 ? h("span", { class: "points-badge", "aria-hidden": "true" }, plusPoints(best)) : null,
       );
     });
+    const chosen = this.choosing;
+    const choices = chosen !== null ? endChoices(view, chosen) : [];
     const choice =
-      this.choosing !== null && view.leftEnd !== undefined && view.rightEnd !== undefined
+      chosen !== null && choices.length > 1
         ? h(
             "div",
             { id: "end-choice", class: "end-choice" },
-            h("p", {}, t("pickEnd", lang)),
-            h("button", { type: "button", "data-end": "left", onclick: () => this.play(this.choosing!, "left") }, t("onLeft", lang, { n: view.leftEnd })),
-            h("button", { type: "button", "data-end": "right", onclick: () => this.play(this.choosing!, "right") }, t("onRight", lang, { n: view.rightEnd })),
+            h("p", {}, t(choices.length > 2 ? "pickEndMany" : "pickEnd", lang)),
+            ...choices.map((c) =>
+              h(
+                "button",
+                { type: "button", "data-end": c.end, "data-points": c.points ?? "", onclick: () => this.play(chosen, c.end) },
+                endChoiceText(c.end, c.number, c.points, lang),
+              ),
+            ),
             h("button", { type: "button", "data-end": "cancel", onclick: () => { this.choosing = null; this.render(); } }, t("cancel", lang)),
           )
         : null;
@@ -877,6 +949,7 @@ export class App {
       },
       h("h2", {}, t("gameOver", lang)),
       winner !== null ? h("p", { id: "winner" }, winner) : null,
+      endedByPlay(view) !== null ? h("p", { id: "ended-by-play", class: "last-round" }, endedByPlayLine(view, lang)) : null,
       ...roundSummary(view, lang).map((line) => h("p", { class: "last-round" }, line)),
       h("ol", { id: "rounds" }, ...roundLines(this.history, view, lang).map((line) => h("li", {}, line))),
       h("button", { id: "home", type: "button", onclick: () => this.showStart() }, t("newGame", lang)),

@@ -75,3 +75,96 @@ export function newestIndex(
   }
   return null;
 }
+
+// -- all fives: the spinner layout (seed 002) ------------------------------------------------
+
+/** Where a laid tile is: on the line (`chain`), or on a short side of the spinner. */
+export type Arm = "line" | "up" | "down";
+
+export interface ArmCell {
+  /** Position on its arm, 0 = next to the spinner. */
+  index: number;
+  /** The half facing the spinner (PlacedTile.left on an arm). */
+  inner: number;
+  /** The half facing away: the end's number when it is the arm's last tile. */
+  outer: number;
+  seat: number;
+  /** A double lies across its arm (drawn lying, the arm standing). */
+  double: boolean;
+  newest: boolean;
+}
+
+export interface SpinnerLayout {
+  /** The line from its left end to its right end, one grid column per tile. */
+  line: ChainCell[];
+  /** The spinner's column (its index in the line). */
+  spinner: number;
+  /** The upper short side top to bottom: the outermost tile first. */
+  up: ArmCell[];
+  /** The lower short side top to bottom: the tile next to the spinner first. */
+  down: ArmCell[];
+  /** Units of the line (2 a tile along it, 1 a double across). */
+  units: number;
+}
+
+function armCells(arm: readonly Placed[], newest: boolean): ArmCell[] {
+  return arm.map((tile, index) => ({
+    index,
+    inner: tile.left,
+    outer: tile.right,
+    seat: tile.seat,
+    double: tile.left === tile.right,
+    newest: newest && index === arm.length - 1,
+  }));
+}
+
+/** The spinner layout (all fives): the line in one row with the spinner in it, its short
+ * sides as columns above and below it. `newest` names the tile laid last: an index of the
+ * line, or the last tile of an arm. */
+export function layoutSpinner(
+  chain: readonly Placed[],
+  spinner: number,
+  up: readonly Placed[],
+  down: readonly Placed[],
+  newest: { arm: Arm; index: number | null },
+): SpinnerLayout {
+  const line = layoutChain(chain, newest.arm === "line" ? newest.index : null, Number.MAX_SAFE_INTEGER)[0] ?? [];
+  const upCells = armCells(up, newest.arm === "up").reverse();
+  const downCells = armCells(down, newest.arm === "down");
+  return { line, spinner, up: upCells, down: downCells, units: line.reduce((sum, c) => sum + c.units, 0) };
+}
+
+/** What an end tile adds to the total: the number it shows, a double both halves. */
+function endValue(tile: Placed, number: number): number {
+  return tile.left === tile.right ? 2 * number : number;
+}
+
+/** The open ends' total (seed 002): each end's last tile its open half, a double both
+ * halves; the spinner both halves, once, while one of its long sides is still uncovered,
+ * and nothing once both are (its short sides then count only once a tile lies there). A
+ * single opener that is not a double counts both halves. 0 on an empty table. */
+export function endsTotal(
+  chain: readonly Placed[],
+  spinner: number | null,
+  up: readonly Placed[],
+  down: readonly Placed[],
+): number {
+  if (chain.length === 0) return 0;
+  const first = chain[0]!;
+  const last = chain[chain.length - 1]!;
+  if (spinner === null || spinner < 0 || spinner >= chain.length) {
+    return endValue(first, first.left) + endValue(last, last.right);
+  }
+  const center = chain[spinner]!;
+  let total = 0;
+  const leftCovered = spinner > 0;
+  const rightCovered = spinner < chain.length - 1;
+  if (!leftCovered || !rightCovered) total += 2 * center.left;
+  if (leftCovered) total += endValue(first, first.left);
+  if (rightCovered) total += endValue(last, last.right);
+  for (const arm of [up, down]) {
+    const tip = arm[arm.length - 1];
+    if (tip !== undefined) total += endValue(tip, tip.right);
+  }
+  return total;
+}

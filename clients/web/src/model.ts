@@ -15,12 +15,16 @@ import {
   type RoundSummary,
   type TableView,
 } from "./gen/dominos/v1/game_pb";
-import { newestIndex, type Placed } from "./chain";
-import { countWord, hasStock, lobbyTargets, playsInTeams, seatCount } from "./rules";
+import { endsTotal, newestIndex, type Arm, type Placed } from "./chain";
+import { countWord, hasStock, isFives, lobbyTargets, playsInTeams, seatCount } from "./rules";
 import {
+  endWord,
+  endedByPlayText,
+  endsLine,
   moveText,
   passesText,
   roundScoreLine,
+  scoredText,
   summaryLines,
   t,
   teamLabel,
@@ -167,34 +171,139 @@ export function seatModels(view: TableView, lang: Lang): SeatModel[] {
   });
 }
 
-export type EndName = "left" | "right";
+/** The ends of the chain: the line's two, and under all fives the spinner's short sides
+ * (END_UP, END_DOWN) once both its long sides are covered. */
+export type EndName = "left" | "right" | "up" | "down";
+
+export const END_ORDER: readonly EndName[] = ["left", "right", "up", "down"];
+
+export function endName(end: End | undefined): EndName | null {
+  switch (end) {
+    case End.LEFT:
+      return "left";
+    case End.RIGHT:
+      return "right";
+    case End.UP:
+      return "up";
+    case End.DOWN:
+      return "down";
+    default:
+      return null;
+  }
+}
 
 export interface HandItem {
   low: number;
   high: number;
-  /** The ends it may go on now (from `legal_moves`); empty: not playable. */
+  /** The ends it may go on now (from `legal_moves`), left, right, up, down; empty: not
+   * playable. */
   ends: EndName[];
+  /** Under all fives: the points each of those placements would score at once
+   * (`Move.points`); 0 elsewhere. */
+  points: Partial<Record<EndName, number>>;
 }
 
-/** The hand in the view's order, each tile with its legal ends (R8). On the round's first
- * tile every tile is listed once, END_LEFT (either end is accepted then). */
+/** The hand in the view's order, each tile with its legal ends (R8) and their points. On the
+ * round's first tile every tile is listed once, END_LEFT (either end is accepted then). */
 export function handItems(view: TableView): HandItem[] {
   const ends = new Map<string, EndName[]>();
+  const points = new Map<string, Partial<Record<EndName, number>>>();
   for (const move of view.legalMoves) {
     if (move.tile === undefined) continue;
     const key = `${move.tile.low}-${move.tile.high}`;
-    const end: EndName | null =
-      move.end === End.LEFT ? "left" : move.end === End.RIGHT ? "right" : null;
+    const end = endName(move.end);
     if (end === null) continue;
     const list = ends.get(key) ?? [];
     if (!list.includes(end)) list.push(end);
     ends.set(key, list);
+    points.set(key, { ...(points.get(key) ?? {}), [end]: move.points });
   }
-  return view.hand.map((tile) => ({
-    low: tile.low,
-    high: tile.high,
-    ends: (ends.get(`${tile.low}-${tile.high}`) ?? []).sort(),
+  return view.hand.map((tile) => {
+    const key = `${tile.low}-${tile.high}`;
+    return {
+      low: tile.low,
+      high: tile.high,
+      ends: (ends.get(key) ?? []).sort((a, b) => END_ORDER.indexOf(a) - END_ORDER.indexOf(b)),
+      points: points.get(key) ?? {},
+    };
+  });
+}
+
+/** The most a tile would score at once on one of its ends (0: none, or not all fives). */
+export function bestPoints(item: HandItem): number {
+  return Math.max(0, ...item.ends.map((end) => item.points[end] ?? 0));
+}
+
+export interface EndChoice {
+  end: EndName;
+  /** The number the tile goes on. */
+  number: number | null;
+  /** Under all fives, the points of that placement; null elsewhere. */
+  points: number | null;
+}
+
+/** The end chooser of a tile that fits several ends: each end with its number and, under
+ * all fives, its points (seed 002 shows them on the table). */
+export function endChoices(view: TableView, item: HandItem): EndChoice[] {
+  const fives = isFives(view);
+  return item.ends.map((end) => ({
+    end,
+    number: openEnds(view).find((e) => e.end === end)?.number ?? null,
+    points: fives ? (item.points[end] ?? 0) : null,
   }));
+}
+
+/** Every open end with its number, left, right, up, down: `open_ends`, else the two ends of
+ * the line (older servers). */
+export function openEnds(view: TableView): { end: EndName; number: number }[] {
+  const out: { end: EndName; number: number }[] = [];
+  for (const open of view.openEnds) {
+    const end = endName(open.end);
+    if (end !== null && !out.some((e) => e.end === end)) out.push({ end, number: open.number });
+  }
+  if (out.length === 0 && view.leftEnd !== undefined && view.rightEnd !== undefined) {
+    out.push({ end: "left", number: view.leftEnd }, { end: "right", number: view.rightEnd });
+  }
+  return out.sort((a, b) => END_ORDER.indexOf(a.end) - END_ORDER.indexOf(b.end));
+}
+
+/** The open ends' total (all fives, seed 002), from the laid tiles. */
+export function viewEndsTotal(view: TableView): number {
+  const placed = (tiles: readonly { left: number; right: number; seat: number }[]) =>
+    tiles.map((p) => ({ left: p.left, right: p.right, seat: p.seat }));
+  return endsTotal(placed(view.chain), view.spinnerIndex ?? null, placed(view.upArm), placed(view.downArm));
+}
+
+/** Under all fives, the open ends and their total in words (« Bouts : gauche 3 · droite 5 ·
+ * haut 4 · bas 4 — total 16 »); null for other rule sets and on an empty table. */
+export function endsModel(view: TableView, lang: Lang): { ends: { end: EndName; number: number }[]; total: number; text: string } | null {
+  if (!isFives(view) || view.chain.length === 0) return null;
+  const ends = openEnds(view);
+  const total = viewEndsTotal(view);
+  return { ends, total, text: endsLine(ends.map((e) => ({ word: endWord(e.end, lang), number: e.number })), total, lang) };
+}
+
+/** « Ana marque 10 » after a play that scored at once (all fives), else null. */
+export function scoredLine(view: TableView, lang: Lang): string | null {
+  const action = view.lastAction;
+  if (action?.kind !== ActionKind.PLAYED || action.seat === undefined || action.points === 0) return null;
+  return scoredText(nameOf(view, action.seat), action.points, lang);
+}
+
+/** A game won by a play (all fives, seed 002): the target reached by points scored at once,
+ * the round not played out. Null otherwise. */
+export function endedByPlay(view: TableView): { name: string; points: number; target: number; score: number } | null {
+  const action = view.lastAction;
+  if (view.phase !== Phase.FINISHED || view.lastRound !== undefined) return null;
+  if (action?.kind !== ActionKind.PLAYED || action.seat === undefined || action.points === 0) return null;
+  const side = sideOf(view, action.seat);
+  return { name: nameOf(view, action.seat), points: action.points, target: view.target, score: sideScores(view)[side] ?? 0 };
+}
+
+/** The line of the game-over screen for a game won by a play, else null. */
+export function endedByPlayLine(view: TableView, lang: Lang): string | null {
+  const ended = endedByPlay(view);
+  return ended === null ? null : endedByPlayText(ended.name, ended.points, ended.target, lang);
 }
 
 /** What a click on a hand tile does: nothing (not playable), play on its only end, or ask
@@ -209,18 +318,50 @@ export function clickAction(item: HandItem): { kind: "none" } | { kind: "play"; 
 function playedEnd(view: TableView): EndName | null {
   const action = view.lastAction;
   if (action?.kind !== ActionKind.PLAYED || action.move === undefined) return null;
-  return action.move.end === End.LEFT ? "left" : action.move.end === End.RIGHT ? "right" : null;
+  return endName(action.move.end);
 }
 
 export interface ChainState {
+  /** The line, from its left end to its right end. */
   chain: Placed[];
+  /** The newest tile's index in `chain` (null: none, or it lies on an arm). */
   newest: number | null;
+  /** All fives: the spinner's index in `chain`, null before the first double. */
+  spinner: number | null;
+  /** All fives: the spinner's short sides, from the spinner outward. */
+  up: Placed[];
+  down: Placed[];
+  /** The arm the newest tile lies on ("line": the chain, see `newest`). */
+  newestArm: Arm;
 }
 
-/** The chain of `view` with its newest tile, given the previous state (see newestIndex). */
+/** The layout of `view` with its newest tile, given the previous state (see newestIndex;
+ * a tile laid on a short side is the last one of its arm). */
 export function chainState(view: TableView, previous: ChainState | null): ChainState {
-  const chain = view.chain.map((p) => ({ left: p.left, right: p.right, seat: p.seat }));
-  return { chain, newest: newestIndex(chain, playedEnd(view), previous) };
+  const placed = (tiles: readonly { left: number; right: number; seat: number }[]) =>
+    tiles.map((p) => ({ left: p.left, right: p.right, seat: p.seat }));
+  const chain = placed(view.chain);
+  const up = placed(view.upArm);
+  const down = placed(view.downArm);
+  const spinner = view.spinnerIndex ?? null;
+  const end = playedEnd(view);
+  if (end === "up" || end === "down") {
+    return { chain, newest: null, spinner, up, down, newestArm: end };
+  }
+  if (
+    end === null &&
+    previous !== null &&
+    previous.newestArm !== "line" &&
+    previous.chain.length === chain.length &&
+    previous.up.length === up.length &&
+    previous.down.length === down.length &&
+    chain.length > 0
+  ) {
+    return { chain, newest: null, spinner, up, down, newestArm: previous.newestArm };
+  }
+  const line = end === "left" || end === "right" ? end : null;
+  const before = previous !== null && previous.newestArm === "line" ? previous : previous === null ? null : { chain: previous.chain, newest: null };
+  return { chain, newest: newestIndex(chain, line, before), spinner, up, down, newestArm: "line" };
 }
 
 // -- the round's moves and the rounds played -------------------------------------------------
@@ -268,9 +409,9 @@ export function nextHistory(history: History, view: TableView): History {
     const auto = autoOf(action.autoPlay);
     let entry: Parameters<typeof moveText>[0] | null = null;
     if (action.kind === ActionKind.PLAYED && action.move?.tile !== undefined) {
-      const firstTile = view.chain.length === 1;
-      const end = firstTile ? "first" : action.move.end === End.LEFT ? "left" : "right";
-      entry = { kind: "played", name, low: action.move.tile.low, high: action.move.tile.high, end, auto };
+      const firstTile = view.chain.length === 1 && view.upArm.length === 0 && view.downArm.length === 0;
+      const end = firstTile ? "first" : (endName(action.move.end) ?? "right");
+      entry = { kind: "played", name, low: action.move.tile.low, high: action.move.tile.high, end, auto, points: action.points };
     } else if (action.kind === ActionKind.PASSED) {
       entry = { kind: "passed", name, passedOn: action.passedOn, auto };
     } else if (action.kind === ActionKind.DREW) {
@@ -371,6 +512,7 @@ export function summaryInput(view: TableView, s: RoundSummary, lang: Lang = "fr"
         };
   return {
     roundNumber: s.roundNumber,
+    unrounded: isFives(view) && side !== null ? s.unroundedPoints : null,
     outcome,
     scoringTeam,
     points: s.points,

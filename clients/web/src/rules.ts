@@ -10,6 +10,7 @@ import {
   NextOpener,
   Opener,
   Preset,
+  Scoring,
   type RuleSet,
   type TableView,
 } from "./gen/dominos/v1/game_pb";
@@ -66,7 +67,7 @@ export const PRESETS: readonly PresetInfo[] = [
   info("family_draw", Preset.FAMILY_DRAW, DRAW_LAYOUTS, { minTarget: 100, maxTarget: 100 }),
   info("web_draw", Preset.WEB_DRAW, DRAW_LAYOUTS),
   info("web_block", Preset.WEB_BLOCK, [L(2, 7), L(3, 7), L(4, 7)]),
-  info("web_fives", Preset.WEB_FIVES, DRAW_LAYOUTS, { playable: false }),
+  info("web_fives", Preset.WEB_FIVES, DRAW_LAYOUTS),
   info("app", Preset.APP, [L(4, 7, true), L(4, 5, true), L(2, 7), L(2, 5), L(3, 7), L(3, 5)], { maxTarget: 150 }),
   info("site", Preset.SITE, [L(4, 7, true), L(4, 7), L(2, 7), L(3, 7)], {
     maxTarget: 300,
@@ -176,6 +177,11 @@ export function playsInTeams(view: TableView): boolean {
   return view.rules === undefined ? true : view.rules.teams;
 }
 
+/** Whether the table plays all fives (seed 002): the spinner, points scored at once. */
+export function isFives(view: TableView): boolean {
+  return view.rules?.scoring === Scoring.ALL_FIVES;
+}
+
 export function hasStock(view: TableView): boolean {
   return view.rules?.draw ?? false;
 }
@@ -205,8 +211,14 @@ const PRESET_WORDS: Readonly<Record<PresetName, Readonly<Record<Lang, { name: st
     en: { name: "Block game", line: "2 to 4 players each for themselves, 7 tiles each, no stock: who cannot play passes." },
   },
   web_fives: {
-    fr: { name: "Tous les 5", line: "Les multiples de 5 aux bouts marquent aussitôt : pas encore disponible." },
-    en: { name: "All fives", line: "Multiples of 5 at the ends score at once: not available yet." },
+    fr: {
+      name: "Tous les 5",
+      line: "2 à 4 joueurs, avec pioche ; le premier double est le pivot ; quand les bouts totalisent un multiple de 5, on marque aussitôt.",
+    },
+    en: {
+      name: "All fives",
+      line: "2 to 4 players, with a stock; the first double is the spinner; when the ends total a multiple of 5, you score at once.",
+    },
   },
   app: {
     fr: { name: "Appli", line: "5 ou 7 dominos, 2 à 4 joueurs (à quatre en équipes), objectif 50 à 150 ; le plus gros double ouvre chaque manche." },
@@ -303,6 +315,13 @@ export function rulesLines(r: RuleSet, lang: Lang): string[] {
       ? `Qui pose son dernier domino marque ${domino} ; bloquée, ${lightest} marque ${blocked} (${tie}).`
       : `Going out scores ${domino}; when blocked, ${lightest} scores ${blocked} (${tie}).`,
   );
+  if (r.scoring === Scoring.ALL_FIVES) {
+    lines.push(
+      fr
+        ? "Tous les 5 : le premier double posé est le pivot ; une fois ses deux grands côtés couverts, on joue aussi sur ses deux petits côtés (jusqu'à quatre bouts). Quand un coup fait totaliser aux bouts ouverts un multiple de 5, son joueur marque aussitôt ce total (un double au bout compte ses deux moitiés). Les points d'une manche sont arrondis au multiple de 5 le plus proche ; atteindre l'objectif en posant un domino termine la partie aussitôt."
+        : "All fives: the first double laid is the spinner; once both its long sides are covered, its two short sides open too (up to four ends). When a play makes the open ends total a multiple of 5, its player scores that total at once (a double at an end counts both halves). A round's points are rounded to the nearest multiple of 5; reaching the target by laying a tile ends the game at once.",
+    );
+  }
   const range =
     r.minTarget === r.maxTarget
       ? fr ? `Objectif : ${r.minTarget} points.` : `Target: ${r.minTarget} points.`

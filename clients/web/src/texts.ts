@@ -101,6 +101,13 @@ const UI = {
   },
   onLeft: { fr: "À gauche (sur le {n})", en: "On the left (on the {n})" },
   onRight: { fr: "À droite (sur le {n})", en: "On the right (on the {n})" },
+  onUp: { fr: "En haut (sur le {n})", en: "At the top (on the {n})" },
+  onDown: { fr: "En bas (sur le {n})", en: "At the bottom (on the {n})" },
+  pickEndMany: {
+    fr: "Ce domino va sur plusieurs bouts : où le poser ?",
+    en: "This tile fits several ends: where should it go?",
+  },
+  endsTitle: { fr: "Bouts ouverts", en: "Open ends" },
   cancel: { fr: "Annuler", en: "Cancel" },
   movesTitle: { fr: "Coups de la manche", en: "This round's moves" },
   noMoves: { fr: "Aucun coup pour l'instant.", en: "No move yet." },
@@ -241,11 +248,87 @@ export function tileWords(a: number, b: number, lang: Lang): string {
 
 // -- moves of the round ------------------------------------------------------------------
 
+// -- all fives (seed 002) ----------------------------------------------------------------
+
+export type EndWord = "left" | "right" | "up" | "down";
+
+const END_WORDS: Readonly<Record<EndWord, Entry>> = {
+  left: { fr: "gauche", en: "left" },
+  right: { fr: "droite", en: "right" },
+  up: { fr: "haut", en: "top" },
+  down: { fr: "bas", en: "bottom" },
+};
+
+/** An end as one word: « gauche », « droite », « haut », « bas » / "left", "right", "top",
+ * "bottom". */
+export function endWord(end: EndWord, lang: Lang): string {
+  return END_WORDS[end][lang];
+}
+
+/** The end chooser's button: « À droite (sur le trois) », under all fives with the
+ * points of that placement: « À droite (sur le trois) · +10 ». */
+export function endChoiceText(end: EndWord, number: number | null, pts: number | null, lang: Lang): string {
+  const key = end === "left" ? "onLeft" : end === "right" ? "onRight" : end === "up" ? "onUp" : "onDown";
+  const base = t(key, lang, { n: number === null ? "?" : number });
+  return pts === null ? base : `${base} · +${pts}`;
+}
+
+/** Points as a signed score: « +10 ». */
+export function plusPoints(n: number): string {
+  return `+${n}`;
+}
+
+/** The open ends and their total (all fives): « Bouts : gauche 3 · droite 5 · haut 4 · bas 4
+ * — total 16 (pas un multiple de 5) » / "Ends: left 3 · right 5 · … — total 15". */
+export function endsLine(ends: readonly { word: string; number: number }[], total: number, lang: Lang): string {
+  const list = ends.map((e) => `${e.word} ${e.number}`).join(" · ");
+  const fr = lang === "fr";
+  const five = total > 0 && total % 5 === 0;
+  const note = five ? (fr ? " (multiple de 5)" : " (a multiple of 5)") : "";
+  return fr ? `Bouts : ${list} — total ${total}${note}` : `Ends: ${list} — total ${total}${note}`;
+}
+
+/** A play that scored at once: « Ana marque 10 » / "Ana scores 10". */
+export function scoredText(name: string, pts: number, lang: Lang): string {
+  return lang === "fr" ? `${name} marque ${pts}` : `${name} scores ${pts}`;
+}
+
+/** The game won by a play (all fives: reaching the target by laying a tile ends the game at
+ * once): « Ana marque 10 et atteint l'objectif de 50 points : la partie s'arrête
+ * aussitôt. » */
+export function endedByPlayText(name: string, pts: number, target: number, lang: Lang): string {
+  return lang === "fr"
+    ? `${scoredText(name, pts, lang)} et atteint l'objectif de ${points(target, lang)} : la partie s'arrête aussitôt, sans finir la manche.`
+    : `${scoredText(name, pts, lang)} and reaches the ${points(target, lang)} target: the game ends at once, the round unfinished.`;
+}
+
+/** The rounding of a round's points (all fives): « Tous les 5 : 12 points arrondis au
+ * multiple de 5 le plus proche, 10. » */
+export function roundingText(unrounded: number, rounded: number, lang: Lang): string {
+  if (unrounded === rounded) {
+    return lang === "fr"
+      ? `Tous les 5 : ${points(unrounded, lang)}, déjà un multiple de 5.`
+      : `All fives: ${points(unrounded, lang)}, already a multiple of 5.`;
+  }
+  return lang === "fr"
+    ? `Tous les 5 : ${points(unrounded, lang)} arrondis au multiple de 5 le plus proche, ${rounded}.`
+    : `All fives: ${points(unrounded, lang)} rounded to the nearest multiple of 5, ${rounded}.`;
+}
+
 /** One line of the round's log: « Ana a posé six-trois à gauche », « Ben a passé sur cinq
- * et deux », with « (jeu automatique) » when the table played for the seat (R11). */
+ * et deux », with « (jeu automatique) » when the table played for the seat (R11); a play
+ * that scored at once (all fives) adds « : Ana marque 10 ». */
 export function moveText(
   move:
-    | { kind: "played"; name: string; low: number; high: number; end: "left" | "right" | "first"; auto: "" | "timeout" | "away" }
+    | {
+        kind: "played";
+        name: string;
+        low: number;
+        high: number;
+        end: "left" | "right" | "up" | "down" | "first";
+        auto: "" | "timeout" | "away";
+        points?: number;
+      }
     | { kind: "passed"; name: string; passedOn: readonly number[]; auto: "" | "timeout" | "away" }
     | { kind: "drew"; name: string; count: number; auto: "" | "timeout" | "away" },
   lang: Lang,
@@ -271,18 +354,22 @@ export function moveText(
     return `${move.name} ${on ? on.replace(/^P/, "p") : "passed"}${auto}`;
   }
   const tile = tileWords(move.low, move.high, lang);
+  const scored = move.points !== undefined && move.points > 0 ? ` : ${scoredText(move.name, move.points, lang)}` : "";
   if (lang === "fr") {
-    const where = move.end === "first" ? " pour ouvrir" : move.end === "left" ? " à gauche" : " à droite";
-    return `${move.name} a posé ${tile}${where}${auto}`;
+    const where = { first: " pour ouvrir", left: " à gauche", right: " à droite", up: " en haut", down: " en bas" }[move.end];
+    return `${move.name} a posé ${tile}${where}${auto}${scored}`;
   }
-  const where = move.end === "first" ? " to open" : move.end === "left" ? " on the left" : " on the right";
-  return `${move.name} laid ${tile}${where}${auto}`;
+  const where = { first: " to open", left: " on the left", right: " on the right", up: " at the top", down: " at the bottom" }[move.end];
+  return `${move.name} laid ${tile}${where}${auto}${scored.replace(" : ", ": ")}`;
 }
 
 // -- round summaries -----------------------------------------------------------------------
 
 export interface SummaryInput {
   roundNumber: number;
+  /** All fives: the round's points before rounding to the nearest 5 (null: not all fives,
+   * or nobody scored). */
+  unrounded?: number | null;
   outcome: "domino" | "blocked" | "tie" | "unknown";
   /** The team that scores (teams only; "A" for a teamless table, unused there). */
   scoringTeam: "A" | "B";
@@ -329,7 +416,11 @@ export function summaryLines(s: SummaryInput, lang: Lang): string[] {
     rules === undefined ||
     (rules.teams && rules.seats === 4 && !rules.stock && rules.domino === "opponents" &&
       rules.blocked === "others_total" && rules.tie === "last_placer");
-  return isClassic ? classicSummary(s, lang) : ruleSetSummary(s, { ...CLASSIC_SUMMARY, ...rules! }, lang);
+  const lines = isClassic ? classicSummary(s, lang) : ruleSetSummary(s, { ...CLASSIC_SUMMARY, ...rules! }, lang);
+  if (s.unrounded !== undefined && s.unrounded !== null && s.outcome !== "unknown") {
+    lines.push(roundingText(s.unrounded, s.points, lang));
+  }
+  return lines;
 }
 
 function classicSummary(s: SummaryInput, lang: Lang): string[] {

@@ -98,3 +98,76 @@ export function drawView(overrides: Init = {}): TableView {
     ...overrides,
   });
 }
+
+/** A two-seat web_fives round (seed 002) with the spinner 5-5 covered on both long sides:
+ * the line 4-5 · [5-5] · 5-2, 5-1 on its upper side, its lower side open on 5. Ends: left
+ * 4, right 2, up 1, down 5; total 4 + 2 + 1 = 7 (the spinner no longer counts, the empty
+ * lower side neither). Ana (seat 0) holds 2-4 (left +5, right 0), 1-4 (left 0, up +10),
+ * 3-5 (down +10) and 6-6 (no fit). */
+export function fivesView(overrides: Init = {}): TableView {
+  const base: Init = {
+    target: 100,
+    rules: create(RuleSetSchema, {
+      preset: Preset.WEB_FIVES,
+      seats: 2,
+      teams: false,
+      handSize: 7,
+      draw: true,
+      opener: Opener.HIGHEST_DOUBLE,
+      nextOpener: NextOpener.PREVIOUS_WINNER_ELSE_NEXT,
+      dominoScore: DominoScore.OPPONENTS,
+      blockedScore: BlockedScore.OTHERS_MINUS_OWN,
+      blockedTie: BlockedTie.NOBODY,
+      scoring: Scoring.ALL_FIVES,
+      minTarget: 50,
+      maxTarget: 500,
+      targetStep: 50,
+      turnSeconds: 45,
+    }),
+    seats: NAMES.slice(0, 2).map((name, seat) => ({
+      seat,
+      occupied: true,
+      name,
+      host: seat === 0,
+      tileCount: 4,
+      connected: true,
+      side: seat,
+      score: [20, 35][seat]!,
+    })),
+    scoreTeamA: 0,
+    scoreTeamB: 0,
+    sideScores: [20, 35],
+    stockSize: 6,
+    hand: [
+      { low: 1, high: 4 },
+      { low: 2, high: 4 },
+      { low: 3, high: 5 },
+      { low: 6, high: 6 },
+    ],
+    chain: [
+      { left: 4, right: 5, seat: 1 },
+      { left: 5, right: 5, seat: 0 },
+      { left: 5, right: 2, seat: 1 },
+    ],
+    spinnerIndex: 1,
+    upArm: [{ left: 5, right: 1, seat: 0 }],
+    downArm: [],
+    leftEnd: 4,
+    rightEnd: 2,
+    openEnds: [
+      { end: End.LEFT, number: 4 },
+      { end: End.RIGHT, number: 2 },
+      { end: End.UP, number: 1 },
+      { end: End.DOWN, number: 5 },
+    ],
+    legalMoves: [
+      { tile: { low: 1, high: 4 }, end: End.LEFT, points: 0 },
+      { tile: { low: 1, high: 4 }, end: End.UP, points: 10 },
+      { tile: { low: 2, high: 4 }, end: End.LEFT, points: 5 },
+      { tile: { low: 2, high: 4 }, end: End.RIGHT, points: 0 },
+      { tile: { low: 3, high: 5 }, end: End.DOWN, points: 10 },
+    ],
+    lastAction: { kind: ActionKind.PLAYED, seat: 0, move: { tile: { low: 1, high: 5 }, end: End.UP }, points: 0 },
+  };
+  return playingView(Object.assign({}, base, overrides) as Init);
+}
