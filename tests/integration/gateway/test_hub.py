@@ -166,6 +166,7 @@ async def test_a_malformed_event_is_counted_and_dropped(gateway_nc: Any, nats_cl
     _, rejected, watcher = await _watching(gateway_nc, state)
     await publish(nats_client, state, version=state.version + 1, raw=b"\xff garbage")
     await nats_client.publish(table_subject(BUSY), b"\x08\x01 not a table event")
+    await nats_client.flush()  # not left in the client's buffer until its flusher runs
     await wait_for(lambda: len(rejected) == 2, timeout=5)
     assert set(rejected) == {"malformed"}
     newer = apply(state, Join("Late"), NOW).state
