@@ -235,14 +235,20 @@ def artefacts() -> Path:
     return folder
 
 
+def open_page(browser: Browser, url: str) -> Page:
+    """A player's own browser context (own storage), its API responses tapped, on ``url``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
+    context.set_default_timeout(STEP_MS)
+    context.add_init_script(WIRE_TAP)
+    page = context.new_page()
+    page.goto(url)
+    return page
+
+
 def open_players(browser: Browser, url: str) -> list[Browsing]:
     players = []
     for name in NAMES:
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
-        context.set_default_timeout(STEP_MS)
-        context.add_init_script(WIRE_TAP)
-        page = context.new_page()
-        page.goto(url)
+        page = open_page(browser, url)
         expect(page.locator("#app")).to_have_attribute("data-screen", "start")
         players.append(Browsing(name, page))
     return players
@@ -606,11 +612,7 @@ def seat_three(browser: Browser, url: str) -> list[Browsing]:
     """Three players; the host picks web_draw at three seats, target 50; the others join."""
     players = []
     for name in DRAW_NAMES:
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
-        context.set_default_timeout(STEP_MS)
-        context.add_init_script(WIRE_TAP)
-        page = context.new_page()
-        page.goto(url)
+        page = open_page(browser, url)
         players.append(Browsing(name, page))
     host = players[0].page
     expect(host.locator("#app")).to_have_attribute("data-screen", "start")
@@ -880,11 +882,7 @@ def seat_two_fives(browser: Browser, url: str) -> list[Browsing]:
     """Two players; the host picks web_fives at two seats, target 50; the other joins."""
     players = []
     for name in FIVES_NAMES:
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="fr-FR")
-        context.set_default_timeout(STEP_MS)
-        context.add_init_script(WIRE_TAP)
-        page = context.new_page()
-        page.goto(url)
+        page = open_page(browser, url)
         players.append(Browsing(name, page))
     host = players[0].page
     host.fill("#name", players[0].name)
