@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 #
-# One image for the three services of the Dominos cluster (and the web client's files). The service is chosen by the
-# argument of `python -m`: `services.table`, `services.timer` or `services.gateway` (the
-# default). The Kubernetes manifests in deploy/k8s/ set it per Deployment.
+# One image for the four services of the Dominos cluster (and the web client's files). The
+# service is chosen by the argument of `python -m`: `services.table`, `services.timer`,
+# `services.bots` or `services.gateway` (the default). The Kubernetes manifests in
+# deploy/k8s/ set it per Deployment.
 #
 #   docker build -t dominos-cluster:0.2.0 .
 #   docker run --rm -p 50051:50051 -p 9100:9100 dominos-cluster:0.2.0 services.table

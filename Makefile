@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -126,6 +126,9 @@ image: ## build the service image (needs a Docker engine): make image TAG=0.1.0
 
 bench-rules: install ## rules engine vs the `dominoes` library, one core
 	$(BIN)/python -m bench.rules_bench
+
+bench-bots: install ## computer players: a tournament of every level pairing per preset layout (2,000 games each), win rates with 95 % CI
+	$(BIN)/python -m bench.bots_bench
 
 bench-table: install ## table service end to end (gRPC -> Redis -> NATS event) vs the raw floor
 	$(BIN)/python -m bench.table_bench --json bench/results/table_bench.json

@@ -1,6 +1,6 @@
 """A cluster of real processes: Redis, NATS (JetStream) and any number of table-service,
-timer-service and gateway replicas, each its own process on free ports. The end-to-end tests,
-the chaos suite and the benchmarks all run on it.
+timer-service, gateway and bots-service replicas, each its own process on free ports. The
+end-to-end tests, the chaos suite and the benchmarks all run on it.
 
 ``ProcessCluster.start(env=..., tables=1, timers=1, gateways=1)`` starts Redis (unless given
 one) and NATS, then every replica in parallel, and returns once every one answers its health
@@ -8,7 +8,7 @@ check (whatever got started is stopped again when something fails). Redis and NA
 the production users and permissions and each replica connects as its own identity
 (``SESSION_SECRETS``). ``env`` goes to every replica (:func:`clock_env` sets the game's
 clocks, :data:`FAST_ENV` is the chaos suite's), ``role_env`` adds variables per role, and a
-gateway reaches the cluster's table replicas.
+gateway or a bots replica reaches the cluster's table replicas.
 
 A replica is a :class:`~testing.services.ServiceProcess`: it can be killed, restarted on the
 same port (``restart``), frozen and thawed (``pause``/``resume``); :meth:`ProcessCluster.replace`
@@ -36,7 +36,7 @@ from testing.secrets import SESSION_SECRETS
 from testing.servers import NatsServer, RedisServer
 from testing.services import ServiceProcess
 
-Role = Literal["table", "timer", "gateway"]
+Role = Literal["table", "timer", "gateway", "bots"]
 
 #: Seconds a replica has to answer its health check once launched.
 START_TIMEOUT_S = 30.0
@@ -103,6 +103,7 @@ class ProcessCluster:
         tables: int = 1,
         timers: int = 1,
         gateways: int = 1,
+        bots: int = 0,
         metrics: bool = False,
         redis: RedisServer | None = None,
         nats_binary: str | None = None,
@@ -141,6 +142,7 @@ class ProcessCluster:
                     *table_replicas,
                     *(cluster._replica("timer") for _ in range(timers)),
                     *(cluster._replica("gateway", table_target=target) for _ in range(gateways)),
+                    *(cluster._replica("bots", table_target=target) for _ in range(bots)),
                 ]
             )
         except BaseException:
@@ -153,13 +155,14 @@ class ProcessCluster:
     def _env(self, role: str, table_target: str | None = None) -> dict[str, str]:
         """What a replica of ``role`` gets: its own URLs, the cluster's environment, (for a
         gateway) the table replicas' target, the role's own variables."""
-        if role == "gateway":
+        calls_tables = role in ("gateway", "bots")
+        if calls_tables:
             table_target = table_target or self.table_target(self.tables)
         return {
             "DOMINOS_REDIS_URL": self.redis.url_for(role),
             "DOMINOS_NATS_URL": self.nats_url_for(role),
             **self.env,
-            **({"DOMINOS_TABLE_SERVICE_ADDR": table_target} if role == "gateway" else {}),
+            **({"DOMINOS_TABLE_SERVICE_ADDR": table_target} if calls_tables else {}),
             **self.role_env.get(role, {}),
         }
 
@@ -221,6 +224,11 @@ class ProcessCluster:
     def gateways(self) -> list[ServiceProcess]:
         """Gateway replicas."""
         return self.of("gateway")
+
+    @property
+    def bots(self) -> list[ServiceProcess]:
+        """Bots-service replicas (none unless asked for: ``start(bots=N)``)."""
+        return self.of("bots")
 
     @property
     def table(self) -> ServiceProcess:
@@ -306,14 +314,14 @@ class ProcessCluster:
             process.log_path.unlink(missing_ok=True)
 
     def stop(self) -> None:
-        """Stop every process (thawing frozen ones first; gateways, then timers, then tables,
-        then replaced ones), then the servers; remove the servers' data."""
+        """Stop every process (thawing frozen ones first; gateways and bots, then timers, then
+        tables, then replaced ones), then the servers; remove the servers' data."""
         for process in self.started:
             with contextlib.suppress(Exception):
                 if process.alive and process.process is not None:
                     process.process.send_signal(signal.SIGCONT)
         rest = [p for p in self.started if p not in self.replicas]
-        for group in (self.gateways, self.timers, self.tables, rest):
+        for group in ([*self.gateways, *self.bots], self.timers, self.tables, rest):
             each(group, lambda process: process.stop(10))
         for server in (self.nats, self.redis):
             with contextlib.suppress(Exception):

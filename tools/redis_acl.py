@@ -2,7 +2,8 @@
 
 The passwords come from the environment: ``REDIS_CHART_PASSWORD`` (the chart's own, for its
 probes, cluster creation and replication) and ``REDIS_PASSWORD_<IDENTITY>`` for ``table``,
-``timer``, ``gateway`` and ``admin``. The file holds their SHA-256 only, never a password::
+``timer``, ``gateway``, ``bots`` and ``admin``. The file holds their SHA-256 only, never a
+password::
 
     REDIS_CHART_PASSWORD=... REDIS_PASSWORD_TABLE=... ... python tools/redis_acl.py > users.acl
 """

@@ -64,15 +64,22 @@ class DominosClient:
         await self.channel.close()
 
     async def create_table(
-        self, host_name: str, target: int = 0, rules: game_pb2.RuleChoice | None = None
+        self,
+        host_name: str,
+        target: int = 0,
+        rules: game_pb2.RuleChoice | None = None,
+        options: game_pb2.TableOptions | None = None,
     ) -> tuple[SeatCredentials, str, game_pb2.TableView]:
         """Create a table (with the rule set ``rules``: a preset and its adjustments; None for
-        the default game); returns the host's credentials, the invitation code, the view."""
+        the default game; and the host's ``options``: robots, the friendly end; None for
+        none); returns the host's credentials, the invitation code, the view."""
         request = gateway_pb2.CreateTableRequest(
             request_id=request_id(), host_name=host_name, target=target
         )
         if rules is not None:
             request.rules.CopyFrom(rules)
+        if options is not None:
+            request.options.CopyFrom(options)
         reply: gateway_pb2.CreateTableResponse = await self.stub.CreateTable(
             request, timeout=self.timeout
         )
@@ -151,6 +158,32 @@ class DominosClient:
         view returned has it in the hand."""
         reply: gateway_pb2.DrawTileResponse = await self.stub.DrawTile(
             gateway_pb2.DrawTileRequest(request_id=rid or request_id(), table_id=seat.table_id),
+            metadata=seat.metadata(),
+            timeout=self.timeout,
+        )
+        return reply.view
+
+    async def propose_end(
+        self, seat: SeatCredentials, rid: str | None = None
+    ) -> game_pb2.TableView:
+        """Propose to end the game by consent (the friendly end, at tables that offer it)."""
+        reply: gateway_pb2.ProposeFriendlyEndResponse = await self.stub.ProposeFriendlyEnd(
+            gateway_pb2.ProposeFriendlyEndRequest(
+                request_id=rid or request_id(), table_id=seat.table_id
+            ),
+            metadata=seat.metadata(),
+            timeout=self.timeout,
+        )
+        return reply.view
+
+    async def answer_end(
+        self, seat: SeatCredentials, accept: bool, rid: str | None = None
+    ) -> game_pb2.TableView:
+        """Answer the open friendly-end proposal: accept, or refuse (which closes it)."""
+        reply: gateway_pb2.AnswerFriendlyEndResponse = await self.stub.AnswerFriendlyEnd(
+            gateway_pb2.AnswerFriendlyEndRequest(
+                request_id=rid or request_id(), table_id=seat.table_id, accept=accept
+            ),
             metadata=seat.metadata(),
             timeout=self.timeout,
         )

@@ -3,14 +3,17 @@
 Three screens, keyboard-driven, laid out to fit an 80 x 24 terminal:
 
 - **start** (:class:`~services.client.start_screen.StartScreen`): your name; create a table
-  (choosing its game, its seats and its target) or join one; take back a seat held at an
-  unfinished game.
+  (choosing its game, its seats and its target, and with the games that offer them robots
+  for the empty seats and for a player who drops, the friendly end at the site's game) or
+  join one; take back a seat held at an unfinished game; open the **practice** screen
+  (:class:`~services.client.practice_screen.PracticeScreen`: play alone against robots at
+  once).
 - **lobby** (:class:`~services.client.lobby_screen.LobbyScreen`): the invitation code, the
-  rule set in words, the seated players, the target; *Start* for the host, once every seat
-  of the rule set is taken.
+  rule set and the options in words, the seated players, the target; *Start* for the host,
+  once every seat of the rule set is taken (at once when robots take the empty seats).
 - **game** (:class:`~services.client.game_screen.GameScreen`): the table drawn around the
-  player (two, three or four seats), the chain, the hand, *Pass*, *Draw* (rule sets with a
-  stock), the summaries and the history.
+  player (two, three or four seats, robots shown as such), the chain, the hand, *Pass*,
+  *Draw* (rule sets with a stock), the friendly-end vote, the summaries and the history.
 
 Quitting (``Q``, or ``Ctrl+C`` anywhere, the start screen included) asks first when a seat is
 held (:class:`~services.client.confirm_quit.ConfirmQuit`): mid-game it says the seat stays
@@ -51,7 +54,9 @@ from services.client.game_screen import SIDE_WIDTH, GameScreen
 from services.client.journal import Journal
 from services.client.lobby import code_text
 from services.client.lobby_screen import LobbyScreen
+from services.client.practice_screen import PracticeScreen
 from services.client.refusals import error_text
+from services.client.robots import RETURN_SECONDS, a_robot, duration_text
 from services.client.rule_sets import preset_info, rules_invalid_text, target_invalid_text
 from services.client.seats import SavedSeat, SeatStore
 from services.client.start_screen import StartScreen
@@ -71,8 +76,9 @@ __all__ = ["DominosApp"]
 
 T = TypeVar("T")
 
-#: Reasons after which a saved seat is worth nothing (the table or the seat is gone).
-_GONE_REASONS: Final = frozenset({"TOKEN_INVALID", "TABLE_NOT_FOUND", "GAME_OVER"})
+#: Reasons after which a saved seat is worth nothing (the table or the seat is gone, or a
+#: robot kept it for good).
+_GONE_REASONS: Final = frozenset({"TOKEN_INVALID", "TABLE_NOT_FOUND", "GAME_OVER", "ROBOT_SEAT"})
 
 #: Phases with nothing left to come back to: a saved seat is forgotten.
 _OVER: Final = (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED)
@@ -98,7 +104,15 @@ class DominosApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = f"""
     Screen {{ padding: 0 1; }}
-    #start-form {{ width: 78; height: auto; }}
+    #start-form, #practice-form {{ width: 78; height: auto; }}
+    #options {{ height: auto; }}
+    .options-row {{ height: 1; }}
+    #fill, #replace {{ width: 38; }}
+    #fill {{ margin: 0 1 0 0; }}
+    #friendly {{ width: 24; }}
+    #level {{ width: 18; }}
+    #practice-keys {{ color: $text-muted; }}
+    #vote {{ height: auto; color: $accent; }}
     #title {{ text-style: bold; }}
     .row {{ height: 3; }}
     #target {{ width: 16; }}
@@ -280,7 +294,19 @@ class DominosApp(App[None]):
             return None
         if view.phase == game_pb2.PHASE_WAITING:
             return texts.ui("quit_lobby_host" if view.your_seat == 0 else "quit_lobby", self.lang)
-        return texts.ui("quit_game", self.lang, command=self.resume_command())
+        return self._away_text("quit_game")
+
+    def _away_text(self, key: str) -> str:
+        """What happens to the seat while away (``quit_game`` or ``come_back``): the table
+        plays it; with ``replace_disconnected`` a robot does, and keeps it unless its player
+        comes back in time."""
+        view, command = self.view, self.resume_command()
+        level = view.options.replace_disconnected if view is not None else 0
+        if not level or view is None:
+            return texts.ui(key, self.lang, command=command)
+        robot = a_robot(level, self.lang, capital=True)
+        back = duration_text(view.options.return_seconds or RETURN_SECONDS)
+        return texts.ui(f"{key}_robot", self.lang, robot=robot, time=back, command=command)
 
     async def action_request_quit(self) -> None:
         """``Q`` or ``Ctrl+C``: quit, after asking when a seat is held (see
@@ -308,7 +334,7 @@ class DominosApp(App[None]):
         if view is not None and view.phase == game_pb2.PHASE_WAITING:
             await self._leave()
         else:
-            self.farewell = texts.ui("come_back", self.lang, command=self.resume_command())
+            self.farewell = self._away_text("come_back")
         self.exit(message=Text(self.farewell) if self.farewell else None)
 
     async def _leave(self) -> None:
@@ -362,28 +388,68 @@ class DominosApp(App[None]):
         screen = self.screen
         if isinstance(screen, (GameScreen, LobbyScreen)):
             screen.say(message)
-        elif isinstance(screen, StartScreen):
+        elif isinstance(screen, (StartScreen, PracticeScreen)):
             screen.show_error(message)
         else:
             self.set_status(message)
 
     async def create_table(
-        self, name: str, target: int, rules: game_pb2.RuleChoice | None = None
+        self,
+        name: str,
+        target: int,
+        rules: game_pb2.RuleChoice | None = None,
+        options: game_pb2.TableOptions | None = None,
     ) -> None:
-        """Create a table as host (seat 0) with ``target`` and the rule set ``rules`` (None:
-        the default game), and open the lobby."""
+        """Create a table as host (seat 0) with ``target``, the rule set ``rules`` (None:
+        the default game) and the host's ``options`` (None: none), and open the lobby."""
         client = self.client
         assert client is not None
         self._creating = rules.preset if rules is not None else 0
-        result = await self._command(lambda: client.create_table(name or "Hôte", target, rules))
+        result = await self._command(
+            lambda: client.create_table(name or "Hôte", target, rules, options)
+        )
         if result is not None:
             credentials, code, view = result
             self._seated(credentials, code, view)
 
+    def open_practice(self, name: str) -> None:
+        """Open the practice screen (``name``: the player's, from the start screen)."""
+        self.push_screen(PracticeScreen(self.lang, name or self.player_name))
+
+    async def create_practice(
+        self,
+        name: str,
+        target: int,
+        rules: game_pb2.RuleChoice,
+        options: game_pb2.TableOptions,
+    ) -> None:
+        """Create a practice table (``options.practice``: robots in every other seat), start
+        it at once and open the game: no lobby, no invitation. Should the start be refused,
+        the lobby opens with the refusal (every seat is taken: *Start* works there)."""
+        client = self.client
+        assert client is not None
+        self._creating = rules.preset
+        result = await self._command(
+            lambda: client.create_table(name or "Hôte", target, rules, options)
+        )
+        if result is None:
+            return
+        credentials, code, view = result
+        refusal = ""
+        try:
+            view = await client.start(credentials)
+        except grpc.aio.AioRpcError as error:
+            refusal = self._error_text(error)
+        if isinstance(self.screen, PracticeScreen):
+            await self.pop_screen()
+        self._seated(credentials, code, view)
+        if refusal:
+            self.lobby_screen.say(refusal)
+
     async def resume(self, code: str) -> bool:
         """Take back the seat saved for ``code`` (S4): its current view, then its stream.
-        False when none is saved, or when it is stale (table gone, game over, seat freed):
-        then it is forgotten and a sentence says so."""
+        False when none is saved, or when it is stale (table gone, game over, seat freed, a
+        robot kept it): then it is forgotten and a sentence says so."""
         client = self.client
         assert client is not None
         saved = self.seats.get(code) if self.seats is not None else None
@@ -394,7 +460,8 @@ class DominosApp(App[None]):
             view = await client.view(saved.credentials)
         except grpc.aio.AioRpcError as error:
             if error.code() in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.NOT_FOUND):
-                self._forget_stale(saved)
+                robot = error_reason(error) == "ROBOT_SEAT"  # a robot kept it: say so
+                self._forget_stale(saved, self._error_text(error) if robot else None)
             else:
                 self._show_error(self._error_text(error))
             return False
@@ -405,10 +472,11 @@ class DominosApp(App[None]):
         self.set_status(texts.ui("resumed", self.lang, seat=saved.seat + 1, code=saved.code))
         return True
 
-    def _forget_stale(self, saved: SavedSeat) -> None:
+    def _forget_stale(self, saved: SavedSeat, why: str | None = None) -> None:
         assert self.seats is not None
         self.seats.forget(saved.code)
-        self._show_error(texts.ui("seat_forgotten", self.lang, code=code_text(saved.code)))
+        forgotten = texts.ui("seat_forgotten", self.lang, code=code_text(saved.code))
+        self._show_error(f"{why} {forgotten}" if why else forgotten)
         if self.start_screen is not None:
             self.start_screen.refresh_saved()
 
@@ -458,6 +526,30 @@ class DominosApp(App[None]):
         assert client is not None and seat is not None
         view = await self._command(
             lambda: retry_command(lambda rid: client.draw(seat, rid), backoff=Backoff())
+        )
+        if view is not None:
+            self.apply_view(view)
+
+    async def propose_end(self) -> None:
+        """Propose the friendly end (retried with one request id while the gateway is
+        away)."""
+        client, seat = self.client, self.credentials
+        assert client is not None and seat is not None
+        view = await self._command(
+            lambda: retry_command(lambda rid: client.propose_end(seat, rid), backoff=Backoff())
+        )
+        if view is not None:
+            self.apply_view(view)
+
+    async def answer_end(self, accept: bool) -> None:
+        """Accept or refuse the open friendly-end proposal (retried with one request id
+        while the gateway is away)."""
+        client, seat = self.client, self.credentials
+        assert client is not None and seat is not None
+        view = await self._command(
+            lambda: retry_command(
+                lambda rid: client.answer_end(seat, accept, rid), backoff=Backoff()
+            )
         )
         if view is not None:
             self.apply_view(view)

@@ -1,4 +1,5 @@
-"""Whose turn it is and the time left (R11), or when the next round is dealt (D1).
+"""Whose turn it is and the time left (R11), or when the next round is dealt (D1), or that
+the game is paused by a friendly-end vote (its time left).
 
 The countdown is computed from the view's ``turn_deadline_ms - server_time_ms`` minus the time
 elapsed locally since the view was received (monotonic clock), so a skewed client clock does
@@ -18,16 +19,20 @@ from services.client.texts import Lang, ui
 __all__ = ["format_countdown", "remaining_seconds", "turn_text"]
 
 
-def remaining_seconds(view: game_pb2.TableView, received_at: float, now: float) -> float | None:
-    """Seconds left on the running clock (R11 turn, or D1 break), or None when none runs.
+def remaining_seconds(
+    view: game_pb2.TableView, received_at: float, now: float, deadline_ms: int | None = None
+) -> float | None:
+    """Seconds left on the running clock (R11 turn, or D1 break; or until ``deadline_ms``,
+    e.g. a vote's), or None when none runs.
 
     ``turn_deadline_ms - server_time_ms`` is the time left when the server sent the view;
     ``now - received_at`` (both from the client's monotonic clock) is what has elapsed
     since. Never negative.
     """
-    if view.turn_deadline_ms <= 0 or view.server_time_ms <= 0:
+    deadline = view.turn_deadline_ms if deadline_ms is None else deadline_ms
+    if deadline <= 0 or view.server_time_ms <= 0:
         return None
-    left = (view.turn_deadline_ms - view.server_time_ms) / 1000.0 - (now - received_at)
+    left = (deadline - view.server_time_ms) / 1000.0 - (now - received_at)
     return max(0.0, left)
 
 
@@ -42,8 +47,14 @@ def format_countdown(seconds: float) -> str:
 
 def turn_text(view: game_pb2.TableView, remaining: float | None, lang: Lang) -> str:
     """Whose turn it is and the countdown: ``"À vous de jouer — 27 s"`` /
-    ``"Bob's turn — 12 s"``; between rounds, when the next round is dealt; ``""`` otherwise."""
+    ``"Bob's turn — 12 s"``; between rounds, when the next round is dealt; while a
+    friendly-end vote is open, that the game is paused (the clock is the vote's);
+    ``""`` otherwise."""
     clock = f" — {format_countdown(remaining)}" if remaining is not None else ""
+    if view.HasField("vote") and view.phase in (
+        game_pb2.PHASE_PLAYING, game_pb2.PHASE_ROUND_OVER,
+    ):  # fmt: skip
+        return ui("vote_paused", lang) + clock
     if view.phase == game_pb2.PHASE_PLAYING and view.HasField("turn_seat"):
         if view.turn_seat == view.your_seat:
             who = "À vous de jouer" if lang == "fr" else "Your turn"

@@ -20,11 +20,20 @@ numbers and their total; under the hand the selected tile's placements, each wit
 and the points it would score (``[5|0] → G gauche · D droite +10``); a play that scores says
 so; a game ended by a play mid-round is told.
 
+Robots (issue 20): a seat a robot holds shows the robot and its level, a player a robot
+plays for meanwhile shows until when they may come back. At a site table whose host chose
+the friendly end, a line under the turn says ``F`` proposes to end the game by consent;
+(once a round); while the vote runs (the game paused, the turn line counting down the
+vote's time) it shows who proposed, who agreed and who is still to answer in place of the
+last action, and ``O`` (or ``Y``) accepts, ``N`` refuses; a game ended by consent says so,
+unscored.
+
 Keys: ``←``/``→`` or ``1``-``7`` select a tile; ``L`` (or ``G``) lays it on the left end,
 ``R`` (or ``D``) on the right end, under all fives ``U`` on the top and ``B`` on the bottom
 short side of the spinner, ``Enter`` on its only possible end (or draws when nothing
-fits and the stock holds tiles); ``T`` draws (*tirer*, *piocher*); ``P`` passes; ``H`` shows
-or hides the history; ``Q`` (or ``Ctrl+C``) quits."""
+fits and the stock holds tiles); ``T`` draws (*tirer*, *piocher*); ``P`` passes; ``F``
+proposes the friendly end, ``O``/``Y`` and ``N`` answer it; ``H`` shows or hides the
+history; ``Q`` (or ``Ctrl+C``) quits."""
 
 from __future__ import annotations
 
@@ -53,12 +62,24 @@ from services.client.fives import (
     placements_text,
     spinner_of,
 )
+from services.client.friendly_end import (
+    can_answer,
+    friendly_end_offered,
+    proposed_this_round,
+    vote_lines,
+    vote_open,
+)
 from services.client.journal import history_lines
 from services.client.last_action import last_action_text
 from services.client.rule_sets import has_stock, seat_count
 from services.client.scores import score_line
 from services.client.seating import relative_seats, seat_column, seat_strip
-from services.client.summaries import phase_text, round_summary_lines, winner_text
+from services.client.summaries import (
+    phase_text,
+    round_summary_lines,
+    unscored_text,
+    winner_text,
+)
 from services.client.tiles import HandItem, hand_items
 from services.client.widgets import Plain
 
@@ -83,11 +104,13 @@ _SHORT_SIDES: Final = (game_pb2.END_UP, game_pb2.END_DOWN)
 
 
 def _my_turn(view: game_pb2.TableView | None) -> bool:
+    """Whether this seat must act now (never while a friendly-end vote pauses the game)."""
     return (
         view is not None
         and view.phase == game_pb2.PHASE_PLAYING
         and view.HasField("turn_seat")
         and view.turn_seat == view.your_seat
+        and not view.HasField("vote")
     )
 
 
@@ -97,7 +120,7 @@ def _game_state(view: game_pb2.TableView) -> tuple[int, ...]:
     turn = view.turn_seat if view.HasField("turn_seat") else -1
     return (
         view.phase, view.round_number, turn, len(view.chain), view.consecutive_passes,
-        view.stock_size,
+        view.stock_size, view.HasField("vote"),
     )  # fmt: skip
 
 
@@ -116,6 +139,9 @@ class GameScreen(DominosScreen):
         Binding("enter", "play('any')", "Play"),
         Binding("p", "pass_turn", "Pass"),
         Binding("t", "draw", "Draw"),
+        Binding("f", "propose_end", "Friendly end"),
+        Binding("o,y", "answer_end(True)", "Accept"),
+        Binding("n", "answer_end(False)", "Refuse"),
         Binding("h", "toggle_history", "History"),
         Binding("q", "app.request_quit", "Quit"),
     ]
@@ -146,6 +172,7 @@ class GameScreen(DominosScreen):
             yield Plain("", id="turn")
             yield Button(texts.ui("pass", lang), id="pass", disabled=True)
             yield Button(texts.ui("draw", lang), id="draw", disabled=True)
+        yield Plain("", id="vote")
         yield Plain("", id="message")
         yield Plain("", id="last-action")
         yield Plain(texts.ui("keys", lang), id="keys")
@@ -207,6 +234,7 @@ class GameScreen(DominosScreen):
             texts.ui("keys_fives" if is_fives(view) else keys, lang)
         )
         self._draw_middle(view)
+        self._draw_vote(view)
         self.query_one("#status", Plain).update(app.status)
         self.tick()
         mine = _my_turn(view)
@@ -274,7 +302,7 @@ class GameScreen(DominosScreen):
         ended = ended_by_play_text(view, lang)
         if ended:
             lines.append(ended)
-        winner = winner_text(view, lang)
+        winner = unscored_text(view, lang) or winner_text(view, lang)
         if winner:
             lines.append(winner)
         elif view.phase == game_pb2.PHASE_CLOSED:
@@ -290,6 +318,16 @@ class GameScreen(DominosScreen):
         history.display = self.history_shown
         summary.display = bool(lines) and not self.history_shown
         self.query_one("#middle").display = not (self.history_shown or lines)
+
+    def _draw_vote(self, view: game_pb2.TableView) -> None:
+        """The friendly end: its key at a table that offers it; while a vote is open, the
+        vote in place of the last action (which only said who proposed or agreed)."""
+        proposed = proposed_this_round(view, self.dominos.journal.moves)
+        lines = vote_lines(view, self.dominos.lang, proposed=proposed)
+        vote = self.query_one("#vote", Plain)
+        vote.display = bool(lines)
+        vote.update("\n".join(lines))
+        self.query_one("#last-action", Plain).display = not vote_open(view)
 
     def _draw_hand(self, items: list[HandItem]) -> None:
         app = self.dominos
@@ -325,7 +363,8 @@ class GameScreen(DominosScreen):
         view = self.shown_view()
         if view is None:
             return
-        left = remaining_seconds(view, app.received_at, time.monotonic())
+        deadline = view.vote.deadline_ms if vote_open(view) else None  # the game is paused
+        left = remaining_seconds(view, app.received_at, time.monotonic(), deadline)
         self.query_one("#turn", Plain).update(turn_text(view, left, app.lang))
 
     def say(self, message: str) -> None:
@@ -352,10 +391,13 @@ class GameScreen(DominosScreen):
         self.refresh_view()
 
     def _not_now(self) -> str | None:
-        """Why no move can be made now (no round in play, another seat's turn), or None."""
+        """Why no move can be made now (no round in play, a vote open, another seat's turn),
+        or None."""
         view = self.dominos.view
         if view is None or view.phase != game_pb2.PHASE_PLAYING:
             return texts.ui("round_not_in_play", self.dominos.lang)
+        if vote_open(view):
+            return texts.ui("VOTE_OPEN", self.dominos.lang)
         if not _my_turn(view):
             return texts.ui("not_your_turn", self.dominos.lang)
         return None
@@ -438,6 +480,38 @@ class GameScreen(DominosScreen):
             return
         self.say("")
         app.send(app.draw_turn())
+
+    async def action_propose_end(self) -> None:
+        """Propose the friendly end (tables that offer it, while the game runs, no vote
+        open, once a round); otherwise say why not."""
+        app = self.dominos
+        view = app.view
+        if view is None:
+            return
+        if view.phase in (game_pb2.PHASE_FINISHED, game_pb2.PHASE_CLOSED):
+            self.say(texts.ui("GAME_OVER", app.lang))
+        elif not friendly_end_offered(view):
+            self.say(texts.ui("FRIENDLY_END_UNAVAILABLE", app.lang))
+        elif vote_open(view):
+            self.say(texts.ui("VOTE_OPEN", app.lang))
+        elif proposed_this_round(view, app.journal.moves):  # once a round
+            self.say(texts.ui("ALREADY_PROPOSED", app.lang))
+        else:
+            self.say("")
+            app.send(app.propose_end())
+
+    async def action_answer_end(self, accept: bool) -> None:
+        """Accept or refuse the open friendly-end proposal, when it waits for this seat's
+        answer; otherwise say so."""
+        app = self.dominos
+        view = app.view
+        if view is None:
+            return
+        if not can_answer(view):
+            self.say(texts.ui("NO_VOTE_OPEN", app.lang))
+            return
+        self.say("")
+        app.send(app.answer_end(accept))
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         """The Pass and Draw buttons."""

@@ -1,5 +1,6 @@
 """What a client saw of the game (:class:`Journal`: the moves of the current round, draws
-included, and the result of every finished round) and the history panel drawn from it."""
+included, with what robots and the friendly end did, and the result of every finished round)
+and the history panel drawn from it."""
 
 from __future__ import annotations
 
@@ -35,7 +36,13 @@ class RoundResult:
     unrounded: int | None = None
 
 
-_MOVES = (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED, game_pb2.ACTION_KIND_DREW)
+#: What the history lists: the moves, and what robots and the friendly end did (issue 20).
+_MOVES = (
+    game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED, game_pb2.ACTION_KIND_DREW,
+    game_pb2.ACTION_KIND_ROBOT_SEATED, game_pb2.ACTION_KIND_HANDED_OVER,
+    game_pb2.ACTION_KIND_END_PROPOSED, game_pb2.ACTION_KIND_END_ACCEPTED,
+    game_pb2.ACTION_KIND_VOTE_CLOSED,
+)  # fmt: skip
 
 
 class Journal:

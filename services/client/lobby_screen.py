@@ -1,7 +1,9 @@
-"""The lobby screen: the invitation code, the rule set in words, the seated players, the
-target (the host changes it with ``+``/``-`` within the rule set's range), and *Start* for the
-host, enabled only once every seat of the rule set (``RuleSet.seats``) is taken; ``S`` before
-that says why it cannot start."""
+"""The lobby screen: the invitation code, the rule set in words, the host's options (robots,
+the friendly end), the seated players, the target (the host changes it with ``+``/``-``
+within the rule set's range), and *Start* for the host, enabled only once every seat of the
+rule set (``RuleSet.seats``) is taken; ``S`` before that says why it cannot start. When the
+host chose robots for the empty seats (``fill_empty_seats``), *Start* works at once and says
+robots will take the empty seats."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ from typing import ClassVar
 from dominos.v1 import game_pb2
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.widgets import Button
 
 from services.client import texts
 from services.client.base_screen import DominosScreen
 from services.client.lobby import lobby_lines
+from services.client.robots import robots_label
 from services.client.rule_sets import count_word, seat_count
 from services.client.texts import Lang
 from services.client.widgets import Plain
@@ -23,7 +27,8 @@ __all__ = ["LobbyScreen"]
 
 
 class LobbyScreen(DominosScreen):
-    """Before the start: code, rules, seats, target; *Start* for the host with every seat taken."""
+    """Before the start: code, rules, options, seats, target; *Start* for the host with every
+    seat taken (or at once with robots for the empty seats)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "start", "Start"),
@@ -33,6 +38,8 @@ class LobbyScreen(DominosScreen):
     ]
 
     _seated = -1
+    #: The message shown under the keys (kept while the screen is not mounted yet).
+    _said = ""
 
     def compose(self) -> ComposeResult:
         """Lobby text, start button, host keys, message, status."""
@@ -47,6 +54,7 @@ class LobbyScreen(DominosScreen):
         """Show the newest view."""
         self.ready = True
         self.refresh_view()
+        self.query_one("#message", Plain).update(self._said)
 
     def refresh_view(self) -> None:
         """Redraw from the app's newest view; a message about the seats (why Start does not
@@ -59,19 +67,24 @@ class LobbyScreen(DominosScreen):
         self.query_one("#lobby", Plain).update("\n".join(lobby_lines(view, app.code, lang)))
         seated = sum(1 for s in view.seats if s.occupied)
         if seated != self._seated:
+            if self._seated >= 0:
+                self.say("")
             self._seated = seated
-            self.say("")
         host = view.your_seat == 0
         total = seat_count(view)
         start = self.query_one("#start", Button)
         start.display = host  # only the host starts (R3)
-        start.disabled = not (host and seated >= total)
+        start.disabled = not (host and (seated >= total or view.options.fill_empty_seats))
         self.query_one("#lobby-hint", Plain).update(_hint(view, host, total, lang))
         self.query_one("#status", Plain).update(app.status)
 
     def say(self, message: str) -> None:
-        """Show a one-line message under the keys."""
-        self.query_one("#message", Plain).update(message)
+        """Show a one-line message under the keys (once mounted, when said before)."""
+        self._said = message
+        try:
+            self.query_one("#message", Plain).update(message)
+        except NoMatches:
+            return
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         """Start."""
@@ -79,7 +92,8 @@ class LobbyScreen(DominosScreen):
             await self.action_start()
 
     async def action_start(self) -> None:
-        """Start the game (host, every seat taken); otherwise say why it cannot start yet."""
+        """Start the game (host, every seat taken, or robots for the empty seats); otherwise
+        say why it cannot start yet."""
         app = self.dominos
         view = app.view
         if view is None:
@@ -88,6 +102,8 @@ class LobbyScreen(DominosScreen):
         total = seat_count(view)
         if view.your_seat != 0:
             self.say(texts.ui("start_host_only", app.lang))
+        elif view.options.fill_empty_seats:  # robots take the empty seats
+            app.send(app.start_game())
         elif seated < total and total == 4:
             self.say(texts.ui("start_needs_four", app.lang, n=seated))
         elif seated < total:
@@ -112,7 +128,16 @@ class LobbyScreen(DominosScreen):
 
 def _hint(view: game_pb2.TableView, host: bool, total: int, lang: Lang) -> str:
     """The keys of the lobby: the host's (+/- only when the target can change), or what a
-    guest waits for."""
+    guest waits for; with robots for the empty seats, that the host may start now."""
+    fill = view.options.fill_empty_seats
+    seated = sum(1 for s in view.seats if s.occupied)
+    if fill and seated < total:
+        if not host:
+            return texts.ui("lobby_guest_fill", lang)
+        keys = texts.ui("lobby_host_keys_fill", lang, robots=robots_label(fill, lang))
+        if view.rules.min_target < view.rules.max_target or not view.rules.seats:
+            keys = f"{texts.ui('lobby_target_key', lang)} · {keys}"
+        return keys
     if total == 4 and (not view.rules.seats or view.rules.min_target < view.rules.max_target):
         return texts.ui("lobby_host_keys" if host else "lobby_guest", lang)
     word = count_word(total, lang)

@@ -262,6 +262,26 @@ _FIELDS: Final[dict[str, tuple[str, str]]] = {
         "Ce jeu ne permet pas ce choix d'équipes (les équipes se jouent à quatre).",
         "This game does not allow that choice of teams (teams play at four).",
     ),
+    "practice": (
+        "Une table d'entraînement a un robot, d'un niveau connu, à chaque place sauf la vôtre.",
+        "A practice table has a robot, of a known level, in every seat but yours.",
+    ),
+    "fill_empty_seats": (
+        "Ce niveau de robot n'existe pas pour les places vides : choisissez-en un de la liste.",
+        "No such robot level for the empty seats: choose one from the list.",
+    ),
+    "replace_disconnected": (
+        "Ce niveau de robot n'existe pas pour remplacer un joueur : choisissez-en un de la liste.",
+        "No such robot level to replace a player: choose one from the list.",
+    ),
+    "return_seconds": (
+        "Le temps pour revenir va de 1 à 15 minutes.",
+        "The time to come back is 1 to 15 minutes.",
+    ),
+    "vote_seconds": (
+        "Le temps pour voter va de 10 à 120 secondes.",
+        "The time to vote is 10 to 120 seconds.",
+    ),
 }
 
 

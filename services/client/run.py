@@ -24,10 +24,11 @@ Ports and data (variable: default, what):
   the client's built files, ``clients/web/dist``);
 - ``DOMINOS_RUN_TABLE_PORT``: 50052, the table service (internal gRPC);
 - ``DOMINOS_RUN_TIMER_PORT``: 50053, the timer service (gRPC health only);
+- ``DOMINOS_RUN_BOTS_PORT``: 50054, the bots service (computer players; gRPC health only);
 - ``DOMINOS_RUN_REDIS_PORT``: 6390, redis-server (not 6379: a system Redis is left alone);
 - ``DOMINOS_RUN_NATS_PORT``: 4233, nats-server (not 4222);
-- ``DOMINOS_RUN_GATEWAY_METRICS_PORT``, ``..._TABLE_...``, ``..._TIMER_...``: 9191, 9192,
-  9193, the services' Prometheus ``/metrics``;
+- ``DOMINOS_RUN_GATEWAY_METRICS_PORT``, ``..._TABLE_...``, ``..._TIMER_...``,
+  ``..._BOTS_...``: 9191, 9192, 9193, 9194, the services' Prometheus ``/metrics``;
 - ``DOMINOS_RUN_DIR``: ``.run``, the data of Redis (append-only file, so tables survive a
   restart of ``make run``) and NATS (JetStream store). Delete it for a fresh start.
 
@@ -102,11 +103,13 @@ PORTS: Final[tuple[PortSpec, ...]] = (
     PortSpec("gateway web", "DOMINOS_RUN_WEB_PORT", 8080),
     PortSpec("table gRPC", "DOMINOS_RUN_TABLE_PORT", 50052),
     PortSpec("timer gRPC", "DOMINOS_RUN_TIMER_PORT", 50053),
+    PortSpec("bots gRPC", "DOMINOS_RUN_BOTS_PORT", 50054),
     PortSpec("redis", "DOMINOS_RUN_REDIS_PORT", 6390),
     PortSpec("nats", "DOMINOS_RUN_NATS_PORT", 4233),
     PortSpec("gateway metrics", "DOMINOS_RUN_GATEWAY_METRICS_PORT", 9191),
     PortSpec("table metrics", "DOMINOS_RUN_TABLE_METRICS_PORT", 9192),
     PortSpec("timer metrics", "DOMINOS_RUN_TIMER_METRICS_PORT", 9193),
+    PortSpec("bots metrics", "DOMINOS_RUN_BOTS_METRICS_PORT", 9194),
 )
 """Every port ``make run`` listens on (defaults repeated in the Procfile's ``${VAR:-N}``)."""
 

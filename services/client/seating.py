@@ -1,6 +1,7 @@
 """The table drawn around the player: where each seat sits as seen from yours (two, three or
-four seats), and what the table shows of a seat (name, team or its own score, tiles, away,
-turn, passes), as a column (west, east) or a strip (north, south)."""
+four seats), and what the table shows of a seat (name, team or its own score, a robot and
+its level, tiles, away or played by a robot meanwhile, turn, passes), as a column (west,
+east) or a strip (north, south)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import textwrap
 
 from dominos.v1 import game_pb2
 
+from services.client.robots import robot_seat_text, stand_in_text
 from services.client.rule_sets import has_teams
 from services.client.teams import seat_team, team_letter
 from services.client.texts import Lang, ui
@@ -44,9 +46,11 @@ def _is_turn(view: game_pb2.TableView, seat: int) -> bool:
 
 def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
     """What the table shows of a seat, one fact a line: its name with its team letter (and
-    "partner"/"you" as seen from the view's seat), the tiles it holds (after the start),
-    "away" when disconnected (S3), "to play" on its turn, and its passes in words (R10).
-    Names are copied as typed."""
+    "partner"/"you" as seen from the view's seat), a robot with its level ("robot fort")
+    when one holds the seat, the tiles it holds (after the start), "away" when disconnected
+    (S3) or, while a robot plays for its player, "away, played by a solid robot (back by
+    14:32)", "to play" on its turn, and its passes in words (R10). Names are copied as
+    typed."""
     info = view.seats[seat] if seat < len(view.seats) else None
     if info is None or not info.occupied:
         return ["(place libre)" if lang == "fr" else "(empty seat)"]
@@ -58,6 +62,9 @@ def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
         tags.append(ui("partner", lang))
     tagged = f" ({', '.join(tags)})" if tags else ""
     facts = [f"{'▶ ' if _is_turn(view, seat) else ''}{info.name}{tagged}"]
+    robot = robot_seat_text(info, lang)
+    if robot:
+        facts.append(robot)
     if view.phase != game_pb2.PHASE_WAITING:
         count = info.tile_count
         if lang == "fr":
@@ -66,7 +73,10 @@ def seat_facts(view: game_pb2.TableView, seat: int, lang: Lang) -> list[str]:
             facts.append(f"{count} tile{'s' if count != 1 else ''}")
         if not teams:  # each for themselves: every seat its own score
             facts.append(f"score : {info.score}" if lang == "fr" else f"score: {info.score}")
-    if not info.connected:
+    stand_in = stand_in_text(info, lang)
+    if stand_in:
+        facts.append(stand_in)
+    elif not info.connected and not info.robot:
         facts.append(ui("away", lang))
     if _is_turn(view, seat):
         facts.append(ui("their_turn", lang))

@@ -3,8 +3,8 @@ why the scoring side (a team, or a player without teams) scored what, by the tab
 (R12-R14 for the default game; every other hand, the partner's included; the others' total,
 minus its own; every tile left; a tie nobody wins, or won by the opener's side), spelling out
 the tie rule when it applied; one line per round for the demo's log; the winner (R17, a team
-or a player), and under all fives a game ended by a play in the middle of a round; the
-status of a closed table."""
+or a player), and under all fives a game ended by a play in the middle of a round; a game
+ended by consent (the friendly end: unscored); the status of a closed table."""
 
 from __future__ import annotations
 
@@ -26,7 +26,14 @@ from services.client.texts import Lang, ui
 from services.client.tiles import tile_text
 from services.client.words import join_words
 
-__all__ = ["ended_by_play_text", "phase_text", "round_line", "round_summary_lines", "winner_text"]
+__all__ = [
+    "ended_by_play_text",
+    "phase_text",
+    "round_line",
+    "round_summary_lines",
+    "unscored_text",
+    "winner_text",
+]
 
 
 def _teams(view: game_pb2.TableView) -> bool:
@@ -397,10 +404,20 @@ def winner_text(view: game_pb2.TableView, lang: Lang) -> str:
     )
 
 
+def unscored_text(view: game_pb2.TableView, lang: Lang) -> str:
+    """A game ended by consent (the friendly end, ``unscored``): nobody won, it counts for
+    nothing, the scores as they stood: ``"La partie s'est arrêtée d'un commun accord : elle
+    ne compte pas, sans vainqueur. Score : A 40 · B 25"``; ``""`` for any other game."""
+    if view.phase != game_pb2.PHASE_FINISHED or not view.unscored:
+        return ""
+    return f"{ui('unscored', lang)} {_scores_text(view, lang)}"
+
+
 def phase_text(view: game_pb2.TableView, lang: Lang) -> str:
-    """A short status for phases without a turn: closed table, game over."""
+    """A short status for phases without a turn: closed table, game over (won, or ended by
+    consent)."""
     if view.phase == game_pb2.PHASE_CLOSED:
         return ui("closed", lang)
     if view.phase == game_pb2.PHASE_FINISHED:
-        return winner_text(view, lang)
+        return unscored_text(view, lang) or winner_text(view, lang)
     return ""

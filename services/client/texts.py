@@ -88,6 +88,32 @@ ERROR_SENTENCES: Final[dict[str, tuple[str, str]]] = {
         "La pioche est vide, ou ce jeu n'en a pas.",
         "The stock is empty, or this game has none.",
     ),
+    "ROBOTS_UNAVAILABLE": (
+        "Ce jeu ne se joue pas avec des robots : choisissez-en un autre.",
+        "This game is not played with robots: choose another one.",
+    ),
+    "FRIENDLY_END_UNAVAILABLE": (
+        "La fin amiable n'est pas proposée à cette table (seulement au jeu du site, quand "
+        "l'hôte l'a choisie).",
+        "The friendly end is not offered at this table (only at the site game, when the host "
+        "chose it).",
+    ),
+    "VOTE_OPEN": (
+        "Un vote pour finir la partie est en cours : attendez qu'il soit clos.",
+        "A vote to end the game is open: wait until it closes.",
+    ),
+    "ALREADY_PROPOSED": (
+        "Vous avez déjà proposé de finir la partie dans cette manche : attendez la suivante.",
+        "You already proposed to end the game this round: wait for the next one.",
+    ),
+    "NO_VOTE_OPEN": (
+        "Aucun vote n'attend votre réponse.",
+        "No vote is waiting for your answer.",
+    ),
+    "ROBOT_SEAT": (
+        "Un robot a pris votre place pour de bon : vous n'êtes pas revenu à temps.",
+        "A robot took your seat for good: you did not come back in time.",
+    ),
     "VERSION_CONFLICT": (
         "La table a changé entre-temps : regardez-la et rejouez.",
         "The table changed meanwhile: look at it and play again.",
@@ -282,6 +308,17 @@ _UI: Final[dict[str, dict[str, str]]] = {
         "fr": "O ou Entrée : quitter · N ou Échap : rester",
         "en": "Y or Enter: quit · N or Escape: stay",
     },
+    "quit_game_robot": {
+        "fr": "Quitter la partie ? {robot} joue pour vous : revenez dans les {time}, sinon "
+        "il garde votre place pour de bon. Pour revenir :\n{command}",
+        "en": "Quit the game? {robot} plays for you: come back within {time}, or it keeps "
+        "your seat for good. To come back:\n{command}",
+    },
+    "come_back_robot": {
+        "fr": "{robot} joue pour vous : revenez dans les {time}, sinon il garde votre "
+        "place. {command}",
+        "en": "{robot} plays for you: come back within {time}, or it keeps your seat. {command}",
+    },
     "come_back": {
         "fr": "Votre place vous attend (la table joue pour vous) : {command}",
         "en": "Your seat is waiting (the table plays for you): {command}",
@@ -314,6 +351,71 @@ _UI: Final[dict[str, dict[str, str]]] = {
     "game_over": {
         "fr": "Partie terminée. Q : quitter",
         "en": "Game over. Q: quit",
+    },
+    "practice": {"fr": "S'entraîner contre des robots", "en": "Practice against robots"},
+    "practice_title": {
+        "fr": "Entraînement contre des robots",
+        "en": "Practice against robots",
+    },
+    "practice_intro": {
+        "fr": "Vous jouez seul contre des robots : la partie commence tout de suite, personne "
+        "d'autre ne s'assoit.",
+        "en": "You play alone against robots: the game starts at once, nobody else sits down.",
+    },
+    "practice_label": {
+        "fr": "Jeu · joueurs · objectif · niveau des robots",
+        "en": "Game · players · target · robots' level",
+    },
+    "practice_play": {"fr": "Jouer", "en": "Play"},
+    "practice_back": {"fr": "Retour", "en": "Back"},
+    "practice_keys": {
+        "fr": "Tab : champ suivant · Entrée : valider · Échap : retour · Ctrl+C : quitter",
+        "en": "Tab: next field · Enter: confirm · Escape: back · Ctrl+C: quit",
+    },
+    "fill_off": {"fr": "Places vides : attendre", "en": "Empty seats: wait"},
+    "fill_on": {"fr": "Places vides : {robots}", "en": "Empty seats: {robots}"},
+    "replace_off": {"fr": "Joueur parti : la table joue", "en": "Player drops: table plays"},
+    "replace_on": {"fr": "Joueur parti : {robot}", "en": "Player drops: {robot}"},
+    "friendly_off": {"fr": "Fin amiable : non", "en": "Friendly end: no"},
+    "friendly_on": {"fr": "Fin amiable : oui", "en": "Friendly end: yes"},
+    "lobby_target_key": {"fr": "+/- : changer l'objectif", "en": "+/-: change the target"},
+    "lobby_host_keys_fill": {
+        "fr": "S : lancer maintenant ({robots} aux places vides) · Q : quitter",
+        "en": "S: start now ({robots} in the empty seats) · Q: quit",
+    },
+    "lobby_waiting_fill": {
+        "fr": "{n}/{total} assis : l'hôte peut lancer maintenant, des {robots} prendront les "
+        "places vides.",
+        "en": "{n}/{total} seated: the host can start now, {robots} will take the empty seats.",
+    },
+    "lobby_guest_fill": {
+        "fr": "L'hôte peut lancer la partie à tout moment : des robots prendront les places "
+        "vides. Q : quitter",
+        "en": "The host may start at any time: robots will take the empty seats. Q: quit",
+    },
+    "friendly_end_hint": {
+        "fr": "F : proposer de finir la partie à l'amiable (sans vainqueur, si tous sont d'accord)",
+        "en": "F: propose to end the game by consent (unscored, if everyone agrees)",
+    },
+    "friendly_end_proposed": {
+        "fr": "Fin amiable déjà proposée dans cette manche : F de nouveau à la suivante.",
+        "en": "Friendly end already proposed this round: F again from the next one.",
+    },
+    "vote_keys": {
+        "fr": "O : accepter (fin sans vainqueur) · N : refuser",
+        "en": "Y: accept (ends unscored) · N: refuse",
+    },
+    "vote_waiting": {
+        "fr": "Vous avez accepté : on attend les autres.",
+        "en": "You agreed: waiting for the others.",
+    },
+    "vote_paused": {
+        "fr": "Partie en pause : vote en cours",
+        "en": "Game paused: vote in progress",
+    },
+    "unscored": {
+        "fr": "La partie s'est arrêtée d'un commun accord : elle ne compte pas, sans vainqueur.",
+        "en": "The game ended by consent: it counts for nothing, nobody won.",
     },
     "next_round": {
         "fr": "Manche suivante dans {time}.",

@@ -4,6 +4,7 @@
 |---|---|---|---|
 | ``dominos.v1.table.<table_id>`` | subject, stream ``DOMINOS_TABLES`` | table service (from its outbox) | gateways (fan-out), timer (scheduling) |
 | ``dominos.v1.timer.expired`` | subject, work-queue stream ``DOMINOS_TIMERS`` | timer service | table service, durable queue consumer ``dominos-table`` |
+| ``dominos.v1.robots.turn`` | subject, work-queue stream ``DOMINOS_ROBOTS`` | table service (``RobotTurn``: ids only, no state) | bots service, durable queue consumer ``dominos-bots`` |
 
 Table events carry the JetStream message id ``<table_id>:<version>``, so a re-publish inside
 the stream's duplicate window is dropped by the server. Every service that needs a stream
@@ -13,18 +14,32 @@ whichever starts first, the configuration is the same.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    DiscardPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
 
 __all__ = [
+    "ROBOT_CONSUMER",
+    "ROBOT_STREAM",
+    "ROBOT_SUBJECT",
     "TABLE_STREAM",
     "TABLE_SUBJECTS",
     "TABLE_SUBJECT_PREFIX",
     "TIMER_CONSUMER",
     "TIMER_STREAM",
     "TIMER_SUBJECT",
+    "bind_work_queue",
+    "ensure_robot_stream",
     "ensure_table_stream",
     "ensure_timer_stream",
     "message_id",
@@ -40,6 +55,11 @@ TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
 TIMER_STREAM: Final = "DOMINOS_TIMERS"
 #: The table service's durable consumer (and queue group) on the timer stream.
 TIMER_CONSUMER: Final = "dominos-table"
+#: The turns robots must play (issue 20), a work queue the bots service consumes.
+ROBOT_SUBJECT: Final = "dominos.v1.robots.turn"
+ROBOT_STREAM: Final = "DOMINOS_ROBOTS"
+#: The bots service's durable consumer (and queue group) on the robots' stream.
+ROBOT_CONSUMER: Final = "dominos-bots"
 
 
 def table_subject(table_id: str) -> str:
@@ -91,5 +111,52 @@ async def ensure_timer_stream(js: JetStreamContext, replicas: int = 1) -> None:
             storage=StorageType.FILE,
             max_age=300.0,
             duplicate_window=60.0,
+        ),
+    )
+
+
+async def ensure_robot_stream(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create or update the robots' work-queue stream (idempotent): a robot's turn is worth
+    acting on for a minute at most (the table plays the seat itself after its short clock),
+    duplicates dropped for a minute."""
+    await _converge(
+        js,
+        StreamConfig(
+            num_replicas=replicas,
+            name=ROBOT_STREAM,
+            subjects=[ROBOT_SUBJECT],
+            retention=RetentionPolicy.WORK_QUEUE,
+            storage=StorageType.FILE,
+            max_age=60.0,
+            duplicate_window=60.0,
+        ),
+    )
+
+
+async def bind_work_queue(
+    js: JetStreamContext,
+    subject: str,
+    stream: str,
+    durable: str,
+    on_message: Callable[[Any], Awaitable[None]],
+    *,
+    ack_wait_s: float,
+    max_ack_pending: int,
+) -> Any:
+    """Bind a replica to a work queue's shared durable consumer (``durable``, also the queue
+    group): each message goes to one replica, is acknowledged explicitly (``manual_ack``) and
+    redelivered when not acknowledged within ``ack_wait_s``. Returns the subscription."""
+    return await js.subscribe(
+        subject,
+        queue=durable,
+        durable=durable,
+        stream=stream,
+        cb=on_message,
+        manual_ack=True,
+        config=ConsumerConfig(
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=ack_wait_s,
+            deliver_policy=DeliverPolicy.ALL,
+            max_ack_pending=max_ack_pending,
         ),
     )

@@ -9,13 +9,18 @@ a wrong credential answers its clients ``UNAVAILABLE`` and logs the failure inst
 relaying an internal reason. Health and reflection stay open (probes, tools). The caller's
 name is available to the servicer (:func:`current_caller`): only a caller named ``gateway``
 may pass on a client's address.
+
+Grants (issue 20) narrow what an authenticated caller may call: with ``grants``, a caller
+named there may call only the services listed for it, and every other caller only
+``default_grant`` (the table service grants ``bots`` its ``RobotService`` and nothing else,
+and nobody else that service). A call outside its grant is refused ``PERMISSION_DENIED``.
 """
 
 from __future__ import annotations
 
 import contextvars
 import hmac
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 
 import grpc
@@ -23,6 +28,8 @@ import grpc
 METADATA_KEY: Final = "dominos-caller"
 #: The caller allowed to speak for clients (their address, for the join limit).
 GATEWAY: Final = "gateway"
+#: The bots service: it may call the robots' door of the table service only (issue 20).
+BOTS: Final = "bots"
 
 _caller: contextvars.ContextVar[str] = contextvars.ContextVar("dominos_caller", default="")
 
@@ -42,11 +49,28 @@ def parse_credentials(text: str) -> dict[str, list[bytes]]:
 
 
 class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Refuses calls of ``protected`` services without an accepted caller credential."""
+    """Refuses calls of ``protected`` services without an accepted caller credential, and
+    (with ``grants``) calls of a service outside the caller's grant."""
 
-    def __init__(self, accepted: dict[str, list[bytes]], protected: Iterable[str]) -> None:
+    def __init__(
+        self,
+        accepted: dict[str, list[bytes]],
+        protected: Iterable[str],
+        *,
+        grants: Mapping[str, frozenset[str]] | None = None,
+        default_grant: frozenset[str] = frozenset(),
+    ) -> None:
         self.accepted = accepted
         self.prefixes = tuple(f"/{service}/" for service in protected)
+        self.grants = grants
+        self.default_grant = default_grant
+
+    def granted(self, caller: str, method: str) -> bool:
+        """Whether ``caller`` may call ``method`` (``/package.Service/Method``)."""
+        if self.grants is None:
+            return True
+        service = method.split("/")[1] if method.count("/") >= 2 else ""
+        return service in self.grants.get(caller, self.default_grant)
 
     def caller_of(self, metadata: Iterable[tuple[str, Any]] | None) -> str | None:
         """The name of the caller whose credential is in ``metadata``; None when none is."""
@@ -74,6 +98,8 @@ class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         caller = self.caller_of(handler_call_details.invocation_metadata)
         if caller is None:
             return grpc.unary_unary_rpc_method_handler(_refuse)
+        if not self.granted(caller, method):
+            return grpc.unary_unary_rpc_method_handler(_refuse_outside_grant)
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
@@ -88,6 +114,10 @@ class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
+
+
+async def _refuse_outside_grant(request: Any, context: Any) -> None:
+    await context.abort(grpc.StatusCode.PERMISSION_DENIED, "this caller may not call this service")
 
 
 async def _refuse(request: Any, context: Any) -> None:

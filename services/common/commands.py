@@ -17,6 +17,7 @@ from typing import Any, Final
 from dominos.v1 import gateway_pb2
 
 __all__ = [
+    "ANSWER_FRIENDLY_END",
     "BY_FIELD",
     "COMMANDS",
     "CREATE_TABLE",
@@ -25,6 +26,7 @@ __all__ = [
     "LEAVE_TABLE",
     "PASS",
     "PLAY_TILE",
+    "PROPOSE_FRIENDLY_END",
     "SET_TARGET",
     "START_GAME",
     "CommandSpec",
@@ -90,6 +92,18 @@ PASS: Final = CommandSpec("Pass", "pass", gateway_pb2.PassRequest, gateway_pb2.P
 DRAW_TILE: Final = CommandSpec(
     "DrawTile", "draw_tile", gateway_pb2.DrawTileRequest, gateway_pb2.DrawTileResponse
 )
+PROPOSE_FRIENDLY_END: Final = CommandSpec(
+    "ProposeFriendlyEnd",
+    "propose_friendly_end",
+    gateway_pb2.ProposeFriendlyEndRequest,
+    gateway_pb2.ProposeFriendlyEndResponse,
+)
+ANSWER_FRIENDLY_END: Final = CommandSpec(
+    "AnswerFriendlyEnd",
+    "answer_friendly_end",
+    gateway_pb2.AnswerFriendlyEndRequest,
+    gateway_pb2.AnswerFriendlyEndResponse,
+)
 
 COMMANDS: Final = (
     CREATE_TABLE,
@@ -100,6 +114,8 @@ COMMANDS: Final = (
     PLAY_TILE,
     PASS,
     DRAW_TILE,
+    PROPOSE_FRIENDLY_END,
+    ANSWER_FRIENDLY_END,
 )
 #: The commands by their envelope field.
 BY_FIELD: Final[Mapping[str, CommandSpec]] = MappingProxyType({c.field: c for c in COMMANDS})

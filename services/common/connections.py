@@ -1,4 +1,5 @@
-"""Connections to Redis and NATS, the same for every service, with their health metrics.
+"""Connections to Redis, NATS and the table service, the same for every service, with their
+health metrics.
 
 NATS reconnects forever (the bus must come back by itself after a restart); every
 disconnection, reconnection and asynchronous error is counted. The NATS credentials travel
@@ -13,14 +14,16 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
+import grpc
 import nats
 from nats.aio.client import Client as NatsClient
 from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
+from services.common.caller_auth import CallerCredentials
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
 
@@ -152,3 +155,31 @@ def connect_redis(settings: Settings) -> Redis:
         )
         client = Redis(connection_pool=pool)
     return client  # type: ignore[no-any-return]
+
+
+#: The channel to the table service (gateway, bots service): round robin over every address
+#: the target resolves to (a headless Service lists every table replica), so each call may go
+#: to another replica;
+#: keepalive pings every 10 s, also without calls, and a connection whose peer does not ack
+#: within 5 s is replaced (a silently dead connection would otherwise fail every call with
+#: DEADLINE_EXCEEDED for as long as TCP keeps the socket).
+TABLE_CHANNEL_OPTIONS: Final = (
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_timeout_ms", 5_000),
+    ("grpc.http2.ping_timeout_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+)
+
+
+def table_channel(settings: Settings) -> grpc.aio.Channel:
+    """A channel to the table service (``DOMINOS_TABLE_SERVICE_ADDR``) whose every call
+    carries the caller's credential (``DOMINOS_CALLER_CREDENTIAL``; none in development
+    without one)."""
+    interceptors = (
+        [CallerCredentials(settings.caller_credential)] if settings.caller_credential else []
+    )
+    return grpc.aio.insecure_channel(
+        settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS, interceptors=interceptors
+    )

@@ -14,16 +14,23 @@ from dominos.v1 import game_pb2
 from services.rules import NOBODY, RoundResult, RuleSet, SeatView, TableState, view_for
 from services.rules.events import (
     Drew,
+    EndAnswered,
+    EndProposed,
     Event,
+    HandedOver,
     Passed,
     PresenceChanged,
+    RobotSeated,
     RoundDealt,
     SeatFreed,
     SeatTaken,
     TableCreated,
     TargetChanged,
     TileLaid,
+    VoteClosed,
 )
+from services.rules.options import NO_OPTIONS, TableOptions
+from services.rules.robot_seats import humans
 from services.rules.tiles import HIGH, LOW, numbers_of, tiles_of
 
 _TEAMS = (game_pb2.TEAM_A, game_pb2.TEAM_B)
@@ -140,7 +147,68 @@ def _last_action(event: Event) -> game_pb2.LastAction:
     elif isinstance(event, TableCreated):
         action.kind = game_pb2.ACTION_KIND_CREATED
         action.seat = 0
+    else:
+        _robot_or_vote_action(action, event)
     return action
+
+
+def _robot_or_vote_action(action: game_pb2.LastAction, event: Event) -> None:
+    """The last actions of tables with options (issue 20)."""
+    if isinstance(event, RobotSeated):
+        action.kind = game_pb2.ACTION_KIND_ROBOT_SEATED
+        action.seat = event.seat
+        action.robot = _enum(event.level)
+    elif isinstance(event, HandedOver):
+        action.kind = game_pb2.ACTION_KIND_HANDED_OVER
+        action.seat = event.seat
+        action.robot = _enum(event.level)
+        action.until_ms = event.until_ms
+    elif isinstance(event, EndProposed):
+        action.kind = game_pb2.ACTION_KIND_END_PROPOSED
+        action.seat = event.seat
+        action.until_ms = event.deadline_ms
+    elif isinstance(event, EndAnswered):
+        action.kind = game_pb2.ACTION_KIND_END_ACCEPTED
+        action.seat = event.seat
+    elif isinstance(event, VoteClosed):
+        action.kind = game_pb2.ACTION_KIND_VOTE_CLOSED
+        action.vote_outcome = _enum(event.outcome)
+        if event.seat != NOBODY:
+            action.seat = event.seat
+
+
+def options_message(options: TableOptions) -> game_pb2.TableOptions:
+    """The contract's ``TableOptions`` of an engine's (empty for a table without any)."""
+    message = game_pb2.TableOptions(
+        practice=[_enum(level) for level in options.practice],
+        fill_empty_seats=_enum(options.fill_level),
+        replace_disconnected=_enum(options.replace_level),
+        friendly_end=options.friendly_end,
+        count_aid=options.count_aid,
+    )
+    if options.replace_level:
+        message.return_seconds = options.return_ms // 1000
+    if options.friendly_end:
+        message.vote_seconds = options.vote_ms // 1000
+    return message
+
+
+def _copy_options(message: game_pb2.TableView, view: SeatView, state: TableState) -> None:
+    """Options, the open vote, the unscored end and the count aid (issue 20)."""
+    if view.options.robots or view.options.friendly_end or view.options.count_aid:
+        message.options.CopyFrom(options_message(view.options))
+    message.unscored = view.unscored
+    message.laid_per_number.extend(view.laid_per_number)
+    vote = view.vote
+    if vote is not None:
+        voters = humans(state)
+        message.vote.proposer = vote.proposer
+        message.vote.deadline_ms = vote.deadline_ms
+        for seat in range(view.rules.seats):
+            if vote.accepted >> seat & 1:
+                message.vote.accepted.append(seat)
+            elif voters >> seat & 1:
+                message.vote.waiting.append(seat)
 
 
 def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
@@ -196,6 +264,10 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
             connected=public.connected,
             score=view.scores[public.side],
             side=public.side,
+            robot=_enum(public.robot),
+            stand_in=_enum(view.options.replace_level if public.stand_in_until_ms else 0),
+            stand_in_until_ms=public.stand_in_until_ms,
+            drawn=public.drawn,
         )
     message.hand.extend(tile_message(tile) for tile in view.hand)
     for move, points in zip(view.legal_moves, view.move_points, strict=True):
@@ -208,4 +280,6 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
         message.right_end = view.right_end
     if view.last_round is not None:
         message.last_round.CopyFrom(_summary(view.last_round, teams))
+    if state.options is not NO_OPTIONS:
+        _copy_options(message, view, state)
     return message

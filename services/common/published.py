@@ -32,9 +32,10 @@ def published_state(state: TableState) -> bytes:
 
 
 def is_held(state: TableState, seat: int) -> bool:
-    """Whether ``seat``'s token works: the seat has a player, and it is not the host's seat
-    of a table its host closed."""
-    if not state.names[seat]:
+    """Whether ``seat``'s token works: the seat has a player, who is not a robot (a robot
+    holds no token; a player whose seat a robot took for good holds it no more, issue 20),
+    and it is not the host's seat of a table its host closed."""
+    if not state.names[seat] or state.robots[seat]:
         return False
     return not (seat == HOST_SEAT and state.phase is Phase.CLOSED)
 

@@ -24,6 +24,12 @@ from services.rules import (
     validate_rules,
     validate_target,
 )
+from services.rules.options import (
+    DEFAULT_RETURN_MS,
+    DEFAULT_VOTE_MS,
+    TableOptions,
+    validate_options,
+)
 from services.rules.tiles import tile_index
 
 MAX_REQUEST_ID_LENGTH: Final = 64
@@ -145,6 +151,33 @@ def rules(choice: game_pb2.RuleChoice, target: int) -> tuple[RuleSet, int]:
         validate_rules(chosen)
         return chosen, validate_target(target or chosen.target, chosen)
     except RuleError as exc:
+        raise ServiceError.from_rule(exc) from None
+
+
+def options(choice: game_pb2.TableOptions, rules: RuleSet) -> TableOptions:
+    """The host's options (issue 20) checked against the table's rule set: 0 seconds mean
+    the defaults; a robot option under a preset without computer players is
+    FAILED_PRECONDITION / ROBOTS_UNAVAILABLE, the friendly end outside seed 004's preset
+    FRIENDLY_END_UNAVAILABLE, anything out of range INVALID_ARGUMENT / RULES_INVALID naming
+    the field."""
+    seconds = {"return_seconds": choice.return_seconds, "vote_seconds": choice.vote_seconds}
+    for field, value in seconds.items():
+        if value > 3600:  # far outside any range: refused before any arithmetic
+            raise invalid(Reason.RULES_INVALID, f"{field} is out of range", field=field)
+    chosen = TableOptions(
+        practice=tuple(int(level) for level in choice.practice),
+        fill_level=int(choice.fill_empty_seats),
+        replace_level=int(choice.replace_disconnected),
+        return_ms=choice.return_seconds * 1000 if choice.return_seconds else DEFAULT_RETURN_MS,
+        friendly_end=choice.friendly_end,
+        vote_ms=choice.vote_seconds * 1000 if choice.vote_seconds else DEFAULT_VOTE_MS,
+        count_aid=choice.count_aid,
+    )
+    try:
+        return validate_options(chosen, rules)
+    except RuleError as exc:
+        if exc.field in ("return_ms", "vote_ms"):
+            exc.field = exc.field.replace("_ms", "_seconds")
         raise ServiceError.from_rule(exc) from None
 
 

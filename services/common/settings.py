@@ -31,9 +31,11 @@ the two identical):
 | `DOMINOS_REDIS_CLUSTER` | `0` | `1`/`0`, `true`/`false`, `yes`/`no` | Redis is a Redis Cluster: `DOMINOS_REDIS_URL` names one of its nodes, the client discovers the others and follows the slots. |
 | `DOMINOS_REDIS_CA_FILE` | `` | file path, or empty | PEM file of the CA that signed the Redis server's certificate (needs a `rediss://` URL); empty: the system's CAs. |
 | `DOMINOS_NATS_URL` | `nats://127.0.0.1:4222` | comma-separated `nats://`, `tls://`, `ws://`, `wss://` URLs | NATS server(s) of the message bus. |
-| `DOMINOS_TABLE_SERVICE_ADDR` | `127.0.0.1:50051` | `host:port` or gRPC target (`dns:///table:50051`) | Where the gateway reaches the table service. |
+| `DOMINOS_TABLE_SERVICE_ADDR` | `127.0.0.1:50051` | `host:port` or gRPC target (`dns:///table:50051`) | Where the gateway and the bots service reach the table service. |
 | `DOMINOS_TURN_SECONDS` | `45` | > 0 and <= 3600 | Time a connected player has for a turn before auto-play (R11). |
 | `DOMINOS_AWAY_TURN_SECONDS` | `5` | > 0 and <= 3600 | Turn time of a seat whose player is disconnected (S3). |
+| `DOMINOS_ROBOT_THINK_MIN_SECONDS` | `0.8` | >= 0 and <= 60 | Bots service: the shortest a robot thinks before its move (issue 20), so games feel human. |
+| `DOMINOS_ROBOT_THINK_MAX_SECONDS` | `2.5` | >= 0 and <= 60 | Bots service: the longest a robot thinks (never past its seat's short clock: it acts at least half a second before). |
 | `DOMINOS_ROUND_BREAK_SECONDS` | `10` | >= 0 and <= 3600 | Pause between two rounds (D1). |
 | `DOMINOS_LOBBY_TTL_SECONDS` | `3600` | > 0 and <= 2592000 | Lifetime of a table that has not started. |
 | `DOMINOS_FINISHED_TTL_SECONDS` | `86400` | > 0 and <= 2592000 | How long a finished table is kept. |
@@ -66,7 +68,7 @@ the two identical):
 | `DOMINOS_TOKEN_SECRET` | `dev-only-insecure-token-secret` | at least 16 characters | Key seat tokens are derived from (HMAC-SHA256); the same on every table-service replica. Set a random value in production. |
 | `DOMINOS_DEVELOPMENT` | `0` | `1`/`0`, `true`/`false`, `yes`/`no` | Development mode: allows the built-in token secret and a table service without caller credentials. Never set in production. |
 | `DOMINOS_TABLE_CALLERS` | `` | comma-separated `<caller>.<secret>` (secret: 16+ characters) | Table service: the credentials its callers must present (`<caller>.<secret>`, comma-separated: several during a rotation). A caller named `gateway` may pass on the client's address. Required outside development. |
-| `DOMINOS_CALLER_CREDENTIAL` | `` | `<caller>.<secret>` (secret: 16+ characters) | Gateway: the credential it presents to the table service (`gateway.<secret>`, one of the table service's `DOMINOS_TABLE_CALLERS`). |
+| `DOMINOS_CALLER_CREDENTIAL` | `` | `<caller>.<secret>` (secret: 16+ characters) | Gateway and bots service: the credential each presents to the table service (`gateway.<secret>`, `bots.<secret>`: one of the table service's `DOMINOS_TABLE_CALLERS`). |
 | `DOMINOS_METRICS_HOST` | `0.0.0.0` | host name or IP | Interface the Prometheus `/metrics` endpoint listens on (127.0.0.1 under `make run`). |
 | `DOMINOS_WEB_HOST` | `0.0.0.0` | host name or IP | Gateway: interface of the web edge (the public API over Connect and gRPC-Web, for browsers). |
 | `DOMINOS_WEB_PORT` | `-1` | -1 to 65535 | Gateway: HTTP port of the web edge; 0 picks a free port, -1 turns the web edge off. |
@@ -307,7 +309,7 @@ class Settings:
     table_service_addr: str = _var(
         "DOMINOS_TABLE_SERVICE_ADDR",
         "127.0.0.1:50051",
-        "Where the gateway reaches the table service.",
+        "Where the gateway and the bots service reach the table service.",
         kind="target",
         allowed="`host:port` or gRPC target (`dns:///table:50051`)",
     )
@@ -322,6 +324,20 @@ class Settings:
         5,
         "Turn time of a seat whose player is disconnected (S3).",
         maximum=_HOUR,
+    )
+    robot_think_min_seconds: float = _duration(
+        "DOMINOS_ROBOT_THINK_MIN_SECONDS",
+        0.8,
+        "Bots service: the shortest a robot thinks before its move (issue 20), so games feel human.",
+        maximum=60,
+        allow_zero=True,
+    )
+    robot_think_max_seconds: float = _duration(
+        "DOMINOS_ROBOT_THINK_MAX_SECONDS",
+        2.5,
+        "Bots service: the longest a robot thinks (never past its seat's short clock: it acts at least half a second before).",
+        maximum=60,
+        allow_zero=True,
     )
     round_break_seconds: float = _duration(
         "DOMINOS_ROUND_BREAK_SECONDS",
@@ -559,7 +575,7 @@ class Settings:
     caller_credential: str = _var(
         "DOMINOS_CALLER_CREDENTIAL",
         "",
-        "Gateway: the credential it presents to the table service (`gateway.<secret>`, one of the table service's `DOMINOS_TABLE_CALLERS`).",
+        "Gateway and bots service: the credential each presents to the table service (`gateway.<secret>`, `bots.<secret>`: one of the table service's `DOMINOS_TABLE_CALLERS`).",
         kind="callers",
         allowed="`<caller>.<secret>` (secret: 16+ characters)",
     )

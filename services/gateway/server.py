@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-import grpc
 from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
 
-from services.common.caller_auth import CallerCredentials
-from services.common.connections import connect_nats, connect_redis
+from services.common.connections import connect_nats, connect_redis, table_channel
 from services.common.grpc_server import SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
@@ -52,21 +50,6 @@ class GatewayServer:
         await self.runtime.shutdown("stop")
 
 
-#: The gateway → table service channel: round robin over every address the target resolves
-#: to (a headless Service lists every table replica), so each call may go to another replica;
-#: keepalive pings every 10 s, also without calls, and a connection whose peer does not ack
-#: within 5 s is replaced (a silently dead connection would otherwise fail every call with
-#: DEADLINE_EXCEEDED for as long as TCP keeps the socket).
-TABLE_CHANNEL_OPTIONS: Final = (
-    ("grpc.lb_policy_name", "round_robin"),
-    ("grpc.keepalive_time_ms", 10_000),
-    ("grpc.keepalive_timeout_ms", 5_000),
-    ("grpc.http2.ping_timeout_ms", 5_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.max_pings_without_data", 0),
-)
-
-
 def public_server_options(settings: Settings) -> tuple[tuple[str, int], ...]:
     """The gateway's server options: the common ones, plus what one client connection may
     hold (issue 15): concurrent calls per connection, a maximum age (GOAWAY, then a grace for
@@ -93,12 +76,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     carries the gateway's credential (``DOMINOS_CALLER_CREDENTIAL``; required outside
     development)."""
     settings.require_secrets("DOMINOS_CALLER_CREDENTIAL")
-    credentials = (
-        [CallerCredentials(settings.caller_credential)] if settings.caller_credential else []
-    )
-    channel = grpc.aio.insecure_channel(
-        settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS, interceptors=credentials
-    )
+    channel = table_channel(settings)
     table: Any = table_pb2_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def read_snapshot(table_id: str) -> Version | None:

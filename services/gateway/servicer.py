@@ -29,6 +29,7 @@ from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2
 
 from services.common import credentials, requests
 from services.common.commands import (
+    ANSWER_FRIENDLY_END,
     BY_FIELD,
     CREATE_TABLE,
     DRAW_TILE,
@@ -36,6 +37,7 @@ from services.common.commands import (
     LEAVE_TABLE,
     PASS,
     PLAY_TILE,
+    PROPOSE_FRIENDLY_END,
     SET_TARGET,
     START_GAME,
     CommandSpec,
@@ -343,6 +345,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
     PlayTile = _forwarding(PLAY_TILE)
     Pass = _forwarding(PASS)
     DrawTile = _forwarding(DRAW_TILE)
+    ProposeFriendlyEnd = _forwarding(PROPOSE_FRIENDLY_END)
+    AnswerFriendlyEnd = _forwarding(ANSWER_FRIENDLY_END)
 
     @admitted
     async def GetTableView(  # noqa: N802

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .codec import CodecError, decode_state, encode_state
 from .commands import (
+    AnswerEnd,
     Command,
     Create,
     Draw,
@@ -19,6 +20,7 @@ from .commands import (
     Leave,
     Pass,
     Play,
+    ProposeEnd,
     SetPresence,
     SetTarget,
     Start,
@@ -60,6 +62,7 @@ __all__ = [
     "DEFAULT_TARGET",
     "NOBODY",
     "PRESETS",
+    "AnswerEnd",
     "AutoCause",
     "CodecError",
     "Command",
@@ -76,6 +79,7 @@ __all__ = [
     "Phase",
     "PlacedTile",
     "Play",
+    "ProposeEnd",
     "RoundResult",
     "RoundState",
     "RuleError",

@@ -19,6 +19,12 @@ layout's center index stored +1 and the spinner's short sides (count-prefixed co
 then down), the round result its unrounded points (a varint after the hands) and a
 ``TileLaid`` last action its points (a varint after ``auto``). Every other rule set's
 bytes are unchanged, so every state stored before all fives was playable still decodes.
+
+Table options (issue 20): a table whose host chose options (robots, the friendly end, the
+count aid) is written in format 4: format 3's fields (the rule set included, classic too)
+and then the options, the robot level of each seat, each seat's stand-in deadline, the open
+vote, the unscored flag and the round's proposals. A table without options never reaches
+format 4 (robots and votes need options), so every earlier state keeps its bytes.
 """
 
 from __future__ import annotations
@@ -28,9 +34,13 @@ from typing import Any, Final
 from .binary import DecodeError, Reader, text, varint
 from .events import (
     Drew,
+    EndAnswered,
+    EndProposed,
     Event,
+    HandedOver,
     Passed,
     PresenceChanged,
+    RobotSeated,
     RoundDealt,
     SeatFreed,
     SeatTaken,
@@ -38,7 +48,9 @@ from .events import (
     TableCreated,
     TargetChanged,
     TileLaid,
+    VoteClosed,
 )
+from .options import NO_OPTIONS, TableOptions
 from .rulesets import (
     CLASSIC,
     BlockedScore,
@@ -50,6 +62,7 @@ from .rulesets import (
     Scoring,
 )
 from .state import (
+    NO_SEAT_VALUES,
     AutoCause,
     Outcome,
     Phase,
@@ -57,11 +70,15 @@ from .state import (
     RoundState,
     TableState,
     Timing,
+    Vote,
+    VoteOutcome,
 )
 
 STATE_FORMAT: Final = 2
 #: The format of states of any rule set other than classic.
 RULES_STATE_FORMAT: Final = 3
+#: The format of states of a table with options (issue 20).
+OPTIONS_STATE_FORMAT: Final = 4
 
 
 class CodecError(DecodeError):
@@ -79,6 +96,11 @@ _ACTION_TYPES: Final[tuple[type, ...]] = (
     Passed,
     PresenceChanged,
     Drew,
+    RobotSeated,
+    HandedOver,
+    EndProposed,
+    EndAnswered,
+    VoteClosed,
 )
 _ACTION_CODES: Final[dict[type, int]] = {cls: i for i, cls in enumerate(_ACTION_TYPES)}
 #: Event fields holding text; every other field is a non-negative integer.
@@ -100,6 +122,8 @@ def _encode_action(event: Event, fives: bool = False) -> bytes:
     if not fives and type(event) is TileLaid and event.points:
         raise CodecError("points scored by a play outside all fives")
     out = bytearray((kind,))
+    if type(event) is VoteClosed:  # its seat may be NOBODY
+        return bytes((kind, int(event.outcome), _opt(event.seat)))
     for name in _action_fields(type(event), fives):
         value: Any = getattr(event, name)
         out += text(value) if name in _TEXT_FIELDS else varint(int(value))
@@ -111,13 +135,15 @@ def _decode_action(r: Reader, fives: bool = False) -> Event:
     if code >= len(_ACTION_TYPES):
         raise CodecError(f"unknown action {code}")
     cls: Any = _ACTION_TYPES[code]
+    if cls is VoteClosed:
+        return VoteClosed(VoteOutcome(r.byte()), r.byte() - 1)
     names = _action_fields(cls, fives)
     fields: list[Any] = [r.text() if name in _TEXT_FIELDS else r.varint() for name in names]
     if cls in (Passed, Drew):
         fields[-1] = AutoCause(fields[-1])
     if cls is TileLaid:
         fields[3] = AutoCause(fields[3])
-    if cls is PresenceChanged:
+    if cls in (PresenceChanged, EndAnswered):
         fields[-1] = bool(fields[-1])
     event: Event = cls(*fields)
     return event
@@ -248,12 +274,91 @@ def _encode_result(res: RoundResult, ext: bool, fives: bool = False) -> bytes:
     return bytes(out)
 
 
+def _has_options(state: TableState) -> bool:
+    return (
+        state.options != NO_OPTIONS
+        or state.robots != NO_SEAT_VALUES
+        or state.stand_ins != NO_SEAT_VALUES
+        or state.vote is not None
+        or state.unscored
+        or state.proposals != (0, 0)
+    )
+
+
+def encode_options(options: TableOptions) -> bytes:
+    """Table options as bytes: the practice levels (count-prefixed), the fill and replace
+    levels, the return window (varint ms), the friendly end, the vote time (varint ms) and
+    the count aid (one byte each otherwise). Also the command log's option entries."""
+    out = bytearray((len(options.practice), *options.practice))
+    out += bytes((options.fill_level, options.replace_level))
+    out += varint(options.return_ms)
+    out.append(int(options.friendly_end))
+    out += varint(options.vote_ms)
+    out.append(int(options.count_aid))
+    return bytes(out)
+
+
+def _read_table_options(r: Reader) -> TableOptions:
+    practice = tuple(r.byte() for _ in range(r.byte()))
+    fill, replace = r.byte(), r.byte()
+    return_ms = r.varint()
+    friendly = bool(r.byte())
+    vote_ms = r.varint()
+    aid = bool(r.byte())
+    return TableOptions(practice, fill, replace, return_ms, friendly, vote_ms, aid)
+
+
+def decode_options(data: bytes) -> TableOptions:
+    """The options ``encode_options`` wrote; ``CodecError`` for anything else."""
+    r = Reader(bytes(data), CodecError)
+    options = _read_table_options(r)
+    if not r.at_end:
+        raise CodecError("trailing bytes after table options")
+    return options
+
+
+def _encode_options(state: TableState) -> bytes:
+    out = bytearray(encode_options(state.options))
+    out += bytes(state.robots)
+    for until in state.stand_ins:
+        out += varint(until)
+    vote = state.vote
+    if vote is None:
+        out.append(0)
+    else:
+        out += bytes((1, vote.proposer, vote.accepted))
+        out += varint(vote.deadline_ms) + varint(vote.paused_ms)
+    out.append(int(state.unscored))
+    out += varint(state.proposals[0]) + bytes((state.proposals[1],))
+    return bytes(out)
+
+
+def _read_options(r: Reader) -> dict[str, Any]:
+    options = _read_table_options(r)
+    robots = (r.byte(), r.byte(), r.byte(), r.byte())
+    stand_ins = (r.varint(), r.varint(), r.varint(), r.varint())
+    vote = None
+    if r.byte():
+        proposer, accepted = r.byte(), r.byte()
+        vote = Vote(proposer, accepted, r.varint(), r.varint())
+    return {
+        "options": options,
+        "robots": NO_SEAT_VALUES if robots == NO_SEAT_VALUES else robots,
+        "stand_ins": NO_SEAT_VALUES if stand_ins == NO_SEAT_VALUES else stand_ins,
+        "vote": vote,
+        "unscored": bool(r.byte()),
+        "proposals": (r.varint(), r.byte()),
+    }
+
+
 def encode_state(state: TableState) -> bytes:
     """The state as compact bytes (see the module docstring)."""
     rules = state.rules
-    ext = rules is not CLASSIC and rules != CLASSIC
+    optioned = _has_options(state)
+    ext = optioned or (rules is not CLASSIC and rules != CLASSIC)
     fives = rules.scoring is Scoring.ALL_FIVES
-    out = bytearray((RULES_STATE_FORMAT if ext else STATE_FORMAT,))
+    fmt = OPTIONS_STATE_FORMAT if optioned else RULES_STATE_FORMAT if ext else STATE_FORMAT
+    out = bytearray((fmt,))
     if ext:
         out += encode_rules(rules)
     out += text(state.table_id)
@@ -273,6 +378,8 @@ def encode_state(state: TableState) -> bytes:
     out += varint(state.deadline_ms)
     out.append(_opt(state.winner))
     out += _encode_action(state.last_action, fives)
+    if optioned:
+        out += _encode_options(state)
     return bytes(out)
 
 
@@ -322,10 +429,12 @@ def _read_result(r: Reader, ext: bool, fives: bool = False) -> RoundResult | Non
 
 def _read_state(r: Reader) -> TableState:
     fmt = r.byte()
-    if fmt not in (STATE_FORMAT, RULES_STATE_FORMAT):
+    if fmt not in (STATE_FORMAT, RULES_STATE_FORMAT, OPTIONS_STATE_FORMAT):
         raise CodecError(f"unknown state format {fmt!r}")
-    ext = fmt == RULES_STATE_FORMAT
+    ext = fmt != STATE_FORMAT
     rules = _read_rules(r) if ext else CLASSIC
+    if rules == CLASSIC:
+        rules = CLASSIC  # a classic table with options (format 4)
     fives = rules.scoring is Scoring.ALL_FIVES
     table_id = r.text()
     version = r.varint()
@@ -341,6 +450,7 @@ def _read_state(r: Reader) -> TableState:
     result = _read_result(r, ext, fives)
     turn_number, deadline_ms, winner = r.varint(), r.varint(), r.byte() - 1
     action = _decode_action(r, fives)
+    extra = _read_options(r) if fmt == OPTIONS_STATE_FORMAT else {}
     return TableState(
         table_id=table_id,
         version=version,
@@ -358,6 +468,7 @@ def _read_state(r: Reader) -> TableState:
         winner=winner,
         last_action=action,
         rules=rules,
+        **extra,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .options import NO_OPTIONS, TableOptions
 from .rulesets import CLASSIC, RuleSet
 from .state import DEFAULT_TARGET, Timing
 
@@ -19,6 +20,7 @@ class Create(NamedTuple):
     ``target`` must lie in its range (a caller without the host's choice passes
     ``rules.target``). ``timing`` holds the operator's clocks (D8); a rule set that lets the
     table choose its turn time (``RuleSet.turn_adjustable``) sets the turn clock itself.
+    ``options`` are the host's other choices (robots, friendly end, count aid; issue 20).
     """
 
     table_id: str
@@ -26,6 +28,7 @@ class Create(NamedTuple):
     target: int = DEFAULT_TARGET
     timing: Timing = Timing()
     rules: RuleSet = CLASSIC
+    options: TableOptions = NO_OPTIONS
 
 
 class Join(NamedTuple):
@@ -84,10 +87,37 @@ class SetPresence(NamedTuple):
     connected: bool
 
 
+class ProposeEnd(NamedTuple):
+    """Propose to end the game by consent (D11): a human seat, at a table with the friendly
+    end, while the game runs. The game pauses until the vote closes."""
+
+    seat: int
+
+
+class AnswerEnd(NamedTuple):
+    """A human seat's answer to the open proposal: accept, or refuse (which closes it)."""
+
+    seat: int
+    accept: bool
+
+
 class Expire(NamedTuple):
     """The clock numbered ``turn_number`` ran out: auto-play (R11) or the next deal (D1)."""
 
     turn_number: int
 
 
-Command = Create | Join | Leave | SetTarget | Start | Play | Pass | Draw | SetPresence | Expire
+Command = (
+    Create
+    | Join
+    | Leave
+    | SetTarget
+    | Start
+    | Play
+    | Pass
+    | Draw
+    | SetPresence
+    | ProposeEnd
+    | AnswerEnd
+    | Expire
+)

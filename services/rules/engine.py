@@ -27,10 +27,11 @@ the first of ``legal_moves`` (long sides before short ones).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-from . import errors, fives
+from . import consent, errors, fives, robot_seats
 from .commands import (
+    AnswerEnd,
     Command,
     Create,
     Draw,
@@ -39,6 +40,7 @@ from .commands import (
     Leave,
     Pass,
     Play,
+    ProposeEnd,
     SetPresence,
     SetTarget,
     Start,
@@ -61,10 +63,12 @@ from .events import (
 )
 from .names import skeleton, validate_name
 from .openers import opening
+from .options import validate_options
 from .rulesets import CLASSIC, Scoring, validate_rules, validate_target
 from .scoring import score_round
 from .state import (
     HOST_SEAT,
+    NO_SEAT_VALUES,
     NOBODY,
     SEATS,
     AutoCause,
@@ -77,6 +81,7 @@ from .state import (
 )
 from .stock import draw_one, draws_to_fit
 from .tiles import ALL_TILES, FITS, HIGH, LOW, NO_END, TILE_COUNT
+from .transition import Transition
 
 LEFT = int(End.LEFT)
 RIGHT = int(End.RIGHT)
@@ -89,17 +94,6 @@ _SHORT_SIDES = (UP, DOWN)
 # as ``Cls(...)``, at half the cost of its Python-level constructor.
 _new = tuple.__new__
 _PLAYING = Phase.PLAYING
-
-
-class Transition(NamedTuple):
-    """The state after a command and the events it produced.
-
-    ``state is`` the input state (and ``events`` is empty) when the command changed nothing,
-    e.g. a presence already recorded.
-    """
-
-    state: TableState
-    events: tuple[Event, ...]
 
 
 __all__ = [
@@ -130,7 +124,7 @@ def legal_moves(state: TableState, seat: int) -> tuple[Play, ...]:
     tile ascending, then ``LEFT, RIGHT, UP, DOWN``; :func:`move_points` gives their points.
     """
     rnd = state.round
-    if state.phase is not _PLAYING or rnd is None or rnd.turn != seat:
+    if state.phase is not _PLAYING or rnd is None or rnd.turn != seat or state.vote is not None:
         return ()
     hand = rnd.hands[seat]
     if rnd.center != NOBODY:  # all fives, a tile laid
@@ -208,7 +202,7 @@ def can_pass(state: TableState, seat: int) -> bool:
     """Whether ``seat`` may pass now: its turn, no tile of its hand fits (R9) and the stock
     is empty (always, without a stock)."""
     rnd = state.round
-    if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
+    if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat or state.vote:
         return False
     return not rnd.stock and not rnd.hands[seat] & _fit_mask(rnd)
 
@@ -218,7 +212,7 @@ def can_draw(state: TableState, seat: int) -> bool:
     a tile (only rule sets that draw have one). Exactly one of ``legal_moves``, ``can_draw``
     and ``can_pass`` holds for the seat to play."""
     rnd = state.round
-    if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat:
+    if state.phase is not Phase.PLAYING or rnd is None or rnd.turn != seat or state.vote:
         return False
     return bool(rnd.stock) and not rnd.hands[seat] & _fit_mask(rnd)
 
@@ -262,6 +256,7 @@ def create(command: Create, now_ms: int) -> Transition:
     name = validate_name(command.host_name)
     rules = validate_rules(command.rules)
     target = validate_target(command.target, rules)
+    options = validate_options(command.options, rules)
     if not command.table_id:
         raise errors.SeatInvalid("a table needs an id")
     timing = command.timing
@@ -284,18 +279,31 @@ def create(command: Create, now_ms: int) -> Transition:
         winner=NOBODY,
         last_action=TableCreated(name),
         rules=rules,
+        options=options,
     )
+    if options.practice:  # the host plus robots of the chosen levels (issue 20)
+        state, seated = robot_seats.seat_robots(state, tuple(enumerate(options.practice, 1)))
+        return Transition(state, (state.last_action, *seated))
     return Transition(state, (state.last_action,))
 
 
 def apply(state: TableState, command: Command, now_ms: int) -> Transition:
-    """Apply a command (any but ``Create``) at ``now_ms``; raises a ``RuleError`` if illegal."""
+    """Apply a command (any but ``Create``) at ``now_ms``; raises a ``RuleError`` if illegal.
+
+    A seat whose player did not come back within the return window is first given to its
+    robot for good (``robot_seats.settle``), in the same version as the command."""
+    settled: tuple[Event, ...] = ()
+    if state.stand_ins != NO_SEAT_VALUES:
+        state, settled = robot_seats.settle(state, now_ms)
     if type(command) is Play:
-        return _play(state, command, now_ms)
-    handler = _HANDLERS.get(type(command))
-    if handler is None:
-        raise TypeError(f"not a command for an existing table: {command!r}")
-    result: Transition = handler(state, command, now_ms)
+        result = _play(state, command, now_ms)
+    else:
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise TypeError(f"not a command for an existing table: {command!r}")
+        result = handler(state, command, now_ms)
+    if settled:
+        result = Transition(result.state, (*settled, *result.events))
     return result
 
 
@@ -370,30 +378,43 @@ def _set_target(state: TableState, command: SetTarget, now_ms: int) -> Transitio
 def _start(state: TableState, command: Start, now_ms: int) -> Transition:
     _require_host(state, command.seat)
     _require_waiting(state)
+    filled: tuple[Event, ...] = ()
     if "" in state.names[: state.rules.seats]:
-        raise errors.NotEnoughPlayers("every seat must be taken")
-    started = state._replace(seed=command.seed)
-    return _deal(started, 1, now_ms)
+        state, filled = robot_seats.fill_empty_seats(state)  # an early start (issue 20)
+        if not filled:
+            raise errors.NotEnoughPlayers("every seat must be taken")
+    dealt = _deal(state._replace(seed=command.seed), 1, now_ms)
+    return Transition(dealt.state, (*filled, *dealt.events)) if filled else dealt
 
 
 def _set_presence(state: TableState, command: SetPresence, now_ms: int) -> Transition:
     seat, connected = command.seat, bool(command.connected)
     _require_seated(state, seat)
+    if state.robots[seat]:
+        raise errors.RobotSeat("a robot holds this seat")  # its player did not come back
     if state.connected[seat] == connected or state.phase in (Phase.FINISHED, Phase.CLOSED):
         # Nothing to record: an over table no longer changes, watching it included (D5).
         return Transition(state, ())
     deadline = state.deadline_ms
     rnd = state.round
-    if not connected and state.phase is Phase.PLAYING and rnd is not None and rnd.turn == seat:
+    turn = state.phase is Phase.PLAYING and rnd is not None and rnd.turn == seat
+    if not connected and turn and state.vote is None:
         deadline = min(deadline, now_ms + state.timing.away_ms)  # D3; reconnecting never extends
-    event = PresenceChanged(seat, connected)
+    event: Event = PresenceChanged(seat, connected)
+    events: tuple[Event, ...] = (event,)
+    if connected:
+        state = robot_seats.hand_back(state, seat)  # the robot standing in stops at once
+    else:
+        state, handed = robot_seats.hand_over(state, seat, now_ms)  # issue 20
+        if handed is not None:
+            event, events = handed, (event, handed)
     new_state = state._replace(
         version=state.version + 1,
         connected=_with4(state.connected, seat, connected),
         deadline_ms=deadline,
         last_action=event,
     )
-    return Transition(new_state, (event,))
+    return Transition(new_state, events)
 
 
 # --- rounds ---------------------------------------------------------------------------------
@@ -405,12 +426,17 @@ def _round_in_play(state: TableState) -> RoundState:
         if state.phase in (Phase.FINISHED, Phase.CLOSED):
             raise errors.GameOver("the game is over")
         raise errors.RoundNotInPlay("no round is being played")
+    if state.vote is not None:
+        raise errors.VoteOpen("the game is paused while the humans vote on ending it")
     return rnd
 
 
 def _turn_deadline(state: TableState, seat: int, now_ms: int) -> int:
+    """A turn's clock: the full turn for a person who is there, else the short clock (an
+    away player, S3; a robot, whose service acts well within it, issue 20)."""
     timing = state.timing
-    return now_ms + (timing.turn_ms if state.connected[seat] else timing.away_ms)
+    there = state.connected[seat] and not robot_seats.robot_plays(state, seat)
+    return now_ms + (timing.turn_ms if there else timing.away_ms)
 
 
 def _deal(state: TableState, number: int, now_ms: int) -> Transition:
@@ -462,7 +488,7 @@ def _play(
     if end != LEFT and end != RIGHT and not (fives_play and end in _SHORT_SIDES):  # noqa: PLR1714
         raise errors.EndMalformed(f"no end {end}")
     rnd = state.round
-    if state.phase is not _PLAYING or rnd is None:
+    if state.phase is not _PLAYING or rnd is None or state.vote is not None:
         rnd = _round_in_play(state)
     if seat != rnd.turn:
         _require_seated(state, seat)
@@ -630,10 +656,18 @@ def _next_turn(
             _new(RoundState, round_fields),
             None,
             state.turn_number + 1,
-            now_ms + (timing.turn_ms if state.connected[nxt] else timing.away_ms),
+            _turn_deadline(state, nxt, now_ms)
+            if state.robots is not NO_SEAT_VALUES or state.stand_ins is not NO_SEAT_VALUES
+            else now_ms + (timing.turn_ms if state.connected[nxt] else timing.away_ms),
             NOBODY,
             events[-1],
             state.rules,
+            state.options,
+            state.robots,
+            state.stand_ins,
+            state.vote,
+            state.unscored,
+            state.proposals,
         ),
     )
     return _new(Transition, (new_state, events))
@@ -766,6 +800,8 @@ def _expire(state: TableState, command: Expire, now_ms: int) -> Transition:
         raise errors.TimerStale("the clock named is not the current one")
     if now_ms < state.deadline_ms:
         raise errors.TimerStale("the clock has not run out yet")
+    if state.vote is not None:
+        return consent.expire(state, now_ms)  # D11: the vote's time limit
     if state.phase is Phase.ROUND_OVER:
         assert state.round is not None
         return _deal(state, state.round.number + 1, now_ms)  # D1
@@ -804,5 +840,7 @@ _HANDLERS: dict[type, Callable[[Any, Any, int], Transition]] = {
     Pass: _pass,
     Draw: _draw,
     SetPresence: _set_presence,
+    ProposeEnd: consent.propose,
+    AnswerEnd: consent.answer,
     Expire: _expire,
 }

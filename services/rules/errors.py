@@ -176,6 +176,47 @@ class CannotDraw(_FailedPreconditionError):
     reason = "CANNOT_DRAW"
 
 
+class RobotsUnavailable(_FailedPreconditionError):
+    """A robot option (practice table, robots filling seats, a robot replacing a player)
+    under a rule set whose seed offers no computer players: seed 000 and 001 (S2, D10)."""
+
+    reason = "ROBOTS_UNAVAILABLE"
+
+
+class FriendlyEndUnavailable(_FailedPreconditionError):
+    """The friendly end asked for, or proposed, at a table whose rules have none (D11: only
+    seed 004's) or whose host did not choose it."""
+
+    reason = "FRIENDLY_END_UNAVAILABLE"
+
+
+class VoteOpen(_FailedPreconditionError):
+    """A move, or a second proposal, while the humans vote on a friendly end: the game is
+    paused until the vote ends (D11)."""
+
+    reason = "VOTE_OPEN"
+
+
+class AlreadyProposed(_FailedPreconditionError):
+    """A second friendly-end proposal by the same seat in the same round (and its break):
+    one vote per seat per round, so no one can keep the game paused."""
+
+    reason = "ALREADY_PROPOSED"
+
+
+class NoVoteOpen(_FailedPreconditionError):
+    """An answer to a friendly-end proposal when none is open, or a second answer."""
+
+    reason = "NO_VOTE_OPEN"
+
+
+class RobotSeat(_PermissionDeniedError):
+    """What only a human seat may do (propose or answer a friendly end, D11: robots do not
+    vote; come back to a seat), asked of a seat a robot holds."""
+
+    reason = "ROBOT_SEAT"
+
+
 #: The reasons only rule sets other than classic raise (issue 19).
 RULE_SET_REASONS: frozenset[str] = frozenset(
     cls.reason for cls in (RulesInvalid, RulesUnavailable, MustDraw, CannotDraw)
@@ -206,5 +247,11 @@ ALL_REASONS: frozenset[str] = frozenset(
         RulesUnavailable,
         MustDraw,
         CannotDraw,
+        RobotsUnavailable,
+        FriendlyEndUnavailable,
+        VoteOpen,
+        AlreadyProposed,
+        NoVoteOpen,
+        RobotSeat,
     )
 )

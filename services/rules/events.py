@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .state import AutoCause, RoundResult
+from .state import AutoCause, RoundResult, VoteOutcome
 
 
 class TableCreated(NamedTuple):
@@ -96,6 +96,47 @@ class PresenceChanged(NamedTuple):
     connected: bool
 
 
+class RobotSeated(NamedTuple):
+    """A robot of ``level`` took ``seat`` (issue 20): at a practice table's creation, in an
+    empty seat when the host started early, or for good when a replaced player did not come
+    back in time."""
+
+    seat: int
+    level: int
+
+
+class HandedOver(NamedTuple):
+    """``seat``'s player dropped and a robot of ``level`` plays for them until they come back,
+    at the latest at ``until_ms`` (issue 20; then the robot keeps the seat)."""
+
+    seat: int
+    level: int
+    until_ms: int
+
+
+class EndProposed(NamedTuple):
+    """``seat`` proposed to end the game by consent; the humans vote until ``deadline_ms``
+    (D11)."""
+
+    seat: int
+    deadline_ms: int
+
+
+class EndAnswered(NamedTuple):
+    """``seat`` accepted the proposal (a refusal closes the vote: :class:`VoteClosed`)."""
+
+    seat: int
+    accepted: bool
+
+
+class VoteClosed(NamedTuple):
+    """The friendly-end vote closed: ended (the last acceptance was ``seat``'s), refused (by
+    ``seat``) or expired (``seat`` is ``NOBODY``); the game resumes but when ended."""
+
+    outcome: VoteOutcome
+    seat: int
+
+
 Event = (
     TableCreated
     | SeatTaken
@@ -109,4 +150,9 @@ Event = (
     | RoundEnded
     | GameEnded
     | PresenceChanged
+    | RobotSeated
+    | HandedOver
+    | EndProposed
+    | EndAnswered
+    | VoteClosed
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import TYPE_CHECKING, Final, NamedTuple
 
+from .options import NO_OPTIONS, TableOptions
 from .rulesets import CLASSIC, RuleSet
 
 if TYPE_CHECKING:
@@ -66,6 +67,17 @@ class AutoCause(IntEnum):
     NONE = 0
     TIMEOUT = 1
     AWAY = 2
+
+
+class VoteOutcome(IntEnum):
+    """How a friendly-end vote closed (values match ``dominos.v1.VoteOutcome``)."""
+
+    #: Every human seat accepted: the game ended, unscored (D11).
+    ENDED = 1
+    #: A human seat refused.
+    REFUSED = 2
+    #: The time limit passed before every human seat accepted.
+    EXPIRED = 3
 
 
 class Timing(NamedTuple):
@@ -139,6 +151,24 @@ class RoundResult(NamedTuple):
     unrounded_points: int = 0
 
 
+class Vote(NamedTuple):
+    """A friendly-end proposal the humans are voting on (D11, issue 20).
+
+    ``accepted`` is the mask of the seats that accepted (the proposer's included); the game
+    is paused meanwhile: ``paused_ms`` is what was left of the clock the vote stopped (the
+    turn's or the break's; 0 when none ran), given back when the vote fails.
+    """
+
+    proposer: int
+    accepted: int
+    deadline_ms: int
+    paused_ms: int
+
+
+#: No seat held by a robot, no seat handed to a robot.
+NO_SEAT_VALUES: Final = (0, 0, 0, 0)
+
+
 class TableState(NamedTuple):
     """Everything about one table at one version. ``seed`` (the deals' secret) is never shown.
 
@@ -150,6 +180,15 @@ class TableState(NamedTuple):
     a late one is recognised. ``deadline_ms`` is when the running clock ends (0 when none
     runs). ``winner`` is a team index (0 = A, 1 = B) or ``NOBODY``. ``last_action`` is the
     public event of the latest command (a laid tile, a pass, a join...), for clients to show.
+
+    Options (issue 20, :mod:`.options`): ``options`` are the host's choices; ``robots`` the
+    level of the robot holding each seat (``NO_ROBOT`` = 0: a person, or nobody);
+    ``stand_ins`` per seat, while a robot plays for a disconnected player, the time (ms) until
+    which the player may come back (0: none); ``vote`` the friendly-end proposal being voted
+    on; ``unscored`` marks a game ended by consent (D11: finished, nobody won, it counts for
+    nothing); ``proposals`` is ``(round number, mask of the seats that proposed in it)``: a
+    seat proposes at most once per round (its break included), so nobody can keep a game
+    paused by proposing again and again.
     """
 
     table_id: str
@@ -168,6 +207,12 @@ class TableState(NamedTuple):
     winner: int
     last_action: Event
     rules: RuleSet = CLASSIC
+    options: TableOptions = NO_OPTIONS
+    robots: tuple[int, int, int, int] = NO_SEAT_VALUES
+    stand_ins: tuple[int, int, int, int] = NO_SEAT_VALUES
+    vote: Vote | None = None
+    unscored: bool = False
+    proposals: tuple[int, int] = (0, 0)
 
 
 def team_of(seat: int) -> int:

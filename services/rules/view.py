@@ -26,6 +26,7 @@ from . import fives
 from .commands import Play
 from .engine import can_draw, can_pass, legal_moves, move_points
 from .events import Event
+from .options import NO_OPTIONS, TableOptions
 from .rulesets import CLASSIC, RuleSet
 from .spinner import OpenEnd
 from .state import (
@@ -34,15 +35,18 @@ from .state import (
     Phase,
     RoundResult,
     TableState,
+    Vote,
     team_of,
 )
-from .tiles import NO_END, tiles_of
+from .tiles import FITS, INDEX, NO_END, tiles_of
 
 
 class SeatPublic(NamedTuple):
     """What everybody sees of one seat. ``team`` is ``NOBODY`` without teams; ``side`` is
     the team, or the seat itself in individual play; ``drawn`` counts the tiles it drew from
-    the stock this round."""
+    the stock this round. ``robot`` is the level of the robot holding the seat (0: a
+    person); ``stand_in_until_ms``, while a robot plays for the seat's dropped player, when
+    the player's time to come back ends (0: no robot stands in; issue 20)."""
 
     seat: int
     occupied: bool
@@ -54,6 +58,8 @@ class SeatPublic(NamedTuple):
     connected: bool
     side: int = 0
     drawn: int = 0
+    robot: int = 0
+    stand_in_until_ms: int = 0
 
 
 class PlacedTile(NamedTuple):
@@ -78,6 +84,11 @@ class SeatView(NamedTuple):
     order, 0 but under all fives). Under all fives ``chain`` is the long line with the
     spinner at ``spinner_index`` (``NOBODY`` before the first double) and ``up_arm`` /
     ``down_arm`` its short sides from the spinner outward.
+
+    Options (issue 20): ``options`` as the host chose them; ``vote`` the open friendly-end
+    vote (the game is paused: no legal move meanwhile); ``unscored`` a game ended by consent;
+    ``laid_per_number`` (with the count aid only) how many laid tiles show each number 0..6
+    this round, a double counted once.
     """
 
     table_id: str
@@ -109,6 +120,10 @@ class SeatView(NamedTuple):
     down_arm: tuple[PlacedTile, ...] = ()
     spinner_index: int = NOBODY
     move_points: tuple[int, ...] = ()
+    options: TableOptions = NO_OPTIONS
+    vote: Vote | None = None
+    unscored: bool = False
+    laid_per_number: tuple[int, ...] = ()
 
 
 def view_for(state: TableState, seat: int) -> SeatView:
@@ -130,6 +145,8 @@ def view_for(state: TableState, seat: int) -> SeatView:
                 connected=state.connected[s],
                 side=rules.side_of(s),
                 drawn=rnd.drawn[s] if rnd is not None else 0,
+                robot=state.robots[s],
+                stand_in_until_ms=state.stand_ins[s],
             )
         )
     chain: tuple[PlacedTile, ...] = ()
@@ -171,4 +188,20 @@ def view_for(state: TableState, seat: int) -> SeatView:
         down_arm=down_arm,
         spinner_index=fives.spinner_index(rnd) if rnd is not None else NOBODY,
         move_points=move_points(state, seat),
+        options=state.options,
+        vote=state.vote,
+        unscored=state.unscored,
+        laid_per_number=_laid_per_number(state) if state.options.count_aid else (),
     )
+
+
+def _laid_per_number(state: TableState) -> tuple[int, ...]:
+    """Seed 004's aid: per number 0..6, how many tiles laid this round carry it."""
+    rnd = state.round
+    if rnd is None:
+        return (0,) * 7
+    laid = 0
+    for code in (*rnd.chain, *rnd.up, *rnd.down):
+        left, right = code >> 3 & 7, code & 7
+        laid |= 1 << INDEX[min(left, right)][max(left, right)]
+    return tuple((laid & FITS[n]).bit_count() for n in range(7))

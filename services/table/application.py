@@ -42,6 +42,7 @@ from services.common.schema import (
 from services.common.service_errors import Limit, Reason, ServiceError, rate_limited
 from services.rules import (
     CLASSIC,
+    AnswerEnd,
     Command,
     Create,
     Draw,
@@ -51,6 +52,7 @@ from services.rules import (
     Pass,
     Phase,
     Play,
+    ProposeEnd,
     RuleError,
     SetPresence,
     SetTarget,
@@ -62,10 +64,13 @@ from services.rules import (
     create,
     replay,
 )
+from services.rules.options import NO_OPTIONS
+from services.rules.robot_seats import robot_plays
 from services.table import metrics
 from services.table.command_log import decode_log, encode_entry
 from services.table.limits import Budget, Limiter, Spent
 from services.table.publisher import EventPublisher
+from services.table.robot_turns import RobotTurnPublisher
 from services.table.store import Client, Commit, TableStore
 
 log = get_logger(__name__)
@@ -79,7 +84,11 @@ SeatedRequest = (
     | gateway_pb2.PlayTileRequest
     | gateway_pb2.PassRequest
     | gateway_pb2.DrawTileRequest
+    | gateway_pb2.ProposeFriendlyEndRequest
+    | gateway_pb2.AnswerFriendlyEndRequest
 )
+#: The moves a robot makes through ``RobotService.RobotAct``.
+RobotMove = gateway_pb2.PlayTileRequest | gateway_pb2.PassRequest | gateway_pb2.DrawTileRequest
 _Answer = TypeVar("_Answer")
 _Written_co = TypeVar("_Written_co", covariant=True)
 
@@ -193,6 +202,10 @@ def _request_id_reused(
     return ServiceError(grpc.StatusCode.ALREADY_EXISTS, Reason.REQUEST_ID_REUSED, message)
 
 
+def _not_a_robot_seat(message: str = "no robot plays this seat") -> ServiceError:
+    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, Reason.ROBOT_SEAT, message)
+
+
 def _version_conflict(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.ABORTED, Reason.VERSION_CONFLICT, message)
 
@@ -221,9 +234,11 @@ class TableApp:
         *,
         clock: Callable[[], float] = time.time,
         on_applied: Callable[[Command, Transition], Any] | None = None,
+        robot_turns: RobotTurnPublisher | None = None,
     ) -> None:
         self.store = store
         self.publisher = publisher
+        self.robot_turns = robot_turns
         self.policy = policy
         self.limiter = Limiter(store.redis)
         self.clock = clock
@@ -256,6 +271,9 @@ class TableApp:
             rules, target = requests.rules(request.rules, request.target)
         else:
             rules, target = CLASSIC, requests.target(request.target, zero_means_default=True)
+        options = (
+            requests.options(request.options, rules) if request.HasField("options") else NO_OPTIONS
+        )
         rid_hash = requests.request_hash(rid).hex()
         fingerprint = requests.fingerprint(request).hex()
         earlier = await self.store.created_by(rid_hash)
@@ -282,7 +300,7 @@ class TableApp:
         code = _drawn(credentials.new_code, shard)
         while await self.store.code_taken(code):  # 9.2e12 codes per shard: never loops
             code = _drawn(credentials.new_code, shard)
-        command = Create(table_id, host, target, self.policy.timing, rules)
+        command = Create(table_id, host, target, self.policy.timing, rules, options)
         try:
             transition = create(command, now)
         except RuleError as exc:
@@ -382,6 +400,34 @@ class TableApp:
         if not spec.answers_view:
             return spec.response(version=acted.state.version)
         return spec.response(view=table_view(acted.state, acted.seat, self.now_ms()))
+
+    async def robot_view(self, table_id: str, seat: int) -> game_pb2.TableView:
+        """The view of ``seat`` for the robot playing it now (issue 20): the same projection
+        a person there gets; ROBOT_SEAT when no robot plays the seat (any more)."""
+        requests.table_id(table_id)
+        record = await self._load(table_id)
+        state = record.state
+        if not 0 <= seat < state.rules.seats or not robot_plays(state, seat):
+            raise _not_a_robot_seat()
+        return table_view(state, seat, self.now_ms())
+
+    async def robot_act(self, seat: int, request: RobotMove) -> game_pb2.TableView:
+        """A robot's move for ``seat``, checked like a person's (issue 20). Refused with
+        ROBOT_SEAT, changing nothing, when no robot plays the seat at the table's current
+        version (its player came back): the check runs in the command loop, against the
+        version the move is applied to."""
+        rid = requests.request_id(request.request_id)
+        table_id = requests.table_id(request.table_id)
+        build = self._command_builder(request)
+        acted = await self._act(
+            table_id,
+            build,
+            seat=seat,
+            robot=True,
+            request=RequestId.of(rid, request),
+            expected_version=request.expected_version,
+        )
+        return table_view(acted.state, acted.seat, self.now_ms())
 
     async def set_presence(self, table_id: str, token: str, connected: bool) -> int:
         """Record that the seat's client connected or dropped (S3, S4, D3); the version after."""
@@ -534,15 +580,21 @@ class TableApp:
         *,
         token: str = "",
         seat: int | None = None,
+        robot: bool = False,
         request: RequestId | None = None,
         expected_version: int = 0,
         leaving: bool = False,
     ) -> Acted:
         """A seat's command: the seat the token proves (or ``seat``, for a trusted internal
-        caller), its request id answered once (a repeat answers the state it produced)."""
+        caller; with ``robot``, only while a robot plays it), its request id answered once
+        (a repeat answers the state it produced)."""
 
         async def decide(record: TableRecord, now: int) -> Write[Acted] | Acted:
             acting = seat if seat is not None else self._seat_of(record, token, leaving)
+            if robot and not (
+                0 <= acting < record.state.rules.seats and robot_plays(record.state, acting)
+            ):
+                raise _not_a_robot_seat()
             kept = record.seats[acting].requests
             earlier = request.earlier(kept) if request is not None else None
             if earlier is not None:
@@ -628,6 +680,13 @@ class TableApp:
                 log.exception(
                     "table.publish_failed", table_id=state.table_id, version=state.version
                 )
+        if self.robot_turns is not None and state.options.robots:
+            try:
+                if await self.robot_turns.publish(state):
+                    metrics.ROBOT_TURNS_PUBLISHED.inc()
+            except Exception:  # the short clock plays the seat instead (robot_turns)
+                metrics.PUBLISH_FAILURES.inc()
+                log.warning("table.robot_turn_unpublished", table_id=state.table_id)
         return True
 
     # -- helpers ---------------------------------------------------------------------------
@@ -642,6 +701,8 @@ class TableApp:
         digest = credentials.token_digest(token)
         for seat, kept in enumerate(record.seats):
             if kept.digest is not None and credentials.same_hash(kept.digest, digest):
+                if record.state.robots[seat]:
+                    raise _not_a_robot_seat("a robot took this seat: its player did not return")
                 if not allow_left_seat and not is_held(record.state, seat):
                     break  # a freed seat's token works nowhere (the host's of a closed table)
                 return seat
@@ -690,6 +751,11 @@ class TableApp:
             return Pass
         if isinstance(request, gateway_pb2.DrawTileRequest):
             return Draw
+        if isinstance(request, gateway_pb2.ProposeFriendlyEndRequest):
+            return ProposeEnd
+        if isinstance(request, gateway_pb2.AnswerFriendlyEndRequest):
+            accept = request.accept
+            return lambda seat: AnswerEnd(seat, accept)
         if isinstance(request, gateway_pb2.StartGameRequest):
             seed = secrets.randbits(128)
             return lambda seat: Start(seat, seed)

@@ -12,6 +12,7 @@ entry, absolute ms for the first), then the payload of the kind:
 |---|---|---|
 | Create | 0x00 | varint-prefixed UTF-8 table id, host name; varints target, turn, away, break |
 | Create (rule set) | 0x1F | as Create, then the varint-prefixed ``codec.encode_rules`` bytes |
+| Create (options) | 0x2F | as 0x1F, then the varint-prefixed ``codec.encode_options`` bytes |
 | Join | 0x10 | varint-prefixed UTF-8 name |
 | Leave | 0x2s | - |
 | SetTarget | 0x3s | varint target |
@@ -21,6 +22,8 @@ entry, absolute ms for the first), then the payload of the kind:
 | SetPresence | 0x7s | 1 byte connected (0/1) |
 | Expire | 0x8_ | varint turn number |
 | Draw | 0x9s | - |
+| ProposeEnd | 0xAs | - |
+| AnswerEnd | 0xBs | 1 byte accept (0/1) |
 
 A play costs about 4 bytes, so a whole game to 100 fits in about 1 KB.
 """
@@ -31,6 +34,7 @@ from collections.abc import Callable, Iterable
 
 from services.rules import (
     CLASSIC,
+    AnswerEnd,
     Command,
     Create,
     Draw,
@@ -40,18 +44,30 @@ from services.rules import (
     LogEntry,
     Pass,
     Play,
+    ProposeEnd,
     SetPresence,
     SetTarget,
     Start,
     Timing,
 )
 from services.rules.binary import DecodeError, Reader, text, varint
-from services.rules.codec import CodecError, decode_rules, encode_rules
+from services.rules.codec import (
+    CodecError,
+    decode_options,
+    decode_rules,
+    encode_options,
+    encode_rules,
+)
+from services.rules.options import NO_OPTIONS
 from services.rules.state import End
 
 
 class LogFormatError(DecodeError):
     """Bytes that are not a command log."""
+
+
+#: The tag (kind << 4) of each command that is a seat and nothing more.
+_SEAT_ONLY: dict[type, int] = {Leave: 0x20, Pass: 0x60, Draw: 0x90, ProposeEnd: 0xA0}
 
 
 def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
@@ -60,35 +76,42 @@ def encode_entry(command: Command, at_ms: int, previous_ms: int) -> bytes:
     dt = varint(max(at_ms - previous_ms, 0))
     if isinstance(command, Play):
         return bytes((0x50 | command.seat,)) + dt + bytes((command.tile << 2 | command.end & 3,))
-    if isinstance(command, Pass):
-        return bytes((0x60 | command.seat,)) + dt
-    if isinstance(command, Draw):
-        return bytes((0x90 | command.seat,)) + dt
+    seat_only = _SEAT_ONLY.get(type(command))
+    if seat_only is not None:  # a seat's command without a payload
+        return bytes((seat_only | command.seat,)) + dt  # type: ignore[union-attr]
     if isinstance(command, Expire):
         return b"\x80" + dt + varint(command.turn_number)
     if isinstance(command, SetPresence):
         return bytes((0x70 | command.seat,)) + dt + (b"\x01" if command.connected else b"\x00")
     if isinstance(command, Join):
         return b"\x10" + dt + text(command.name)
-    if isinstance(command, Leave):
-        return bytes((0x20 | command.seat,)) + dt
     if isinstance(command, SetTarget):
         return bytes((0x30 | command.seat,)) + dt + varint(command.target)
     if isinstance(command, Start):
         return bytes((0x40 | command.seat,)) + dt + command.seed.to_bytes(16, "big")
+    if isinstance(command, AnswerEnd):
+        return bytes((0xB0 | command.seat,)) + dt + (b"\x01" if command.accept else b"\x00")
     if isinstance(command, Create):
-        t = command.timing
-        classic = command.rules == CLASSIC
-        rules = b"" if classic else _prefixed(encode_rules(command.rules))
-        return (
-            (b"\x00" if classic else b"\x1f")
-            + dt
-            + text(command.table_id)
-            + text(command.host_name)
-            + b"".join(varint(v) for v in (command.target, t.turn_ms, t.away_ms, t.break_ms))
-            + rules
-        )
+        return _create_entry(command, dt)
     raise TypeError(f"not a command: {command!r}")
+
+
+def _create_entry(command: Create, dt: bytes) -> bytes:
+    """A create entry: 0x00 for classic, 0x1F with a rule set, 0x2F with options too."""
+    t = command.timing
+    optioned = command.options != NO_OPTIONS
+    classic = command.rules == CLASSIC and not optioned
+    rules = b"" if classic else _prefixed(encode_rules(command.rules))
+    options = _prefixed(encode_options(command.options)) if optioned else b""
+    return (
+        (b"\x2f" if optioned else b"\x00" if classic else b"\x1f")
+        + dt
+        + text(command.table_id)
+        + text(command.host_name)
+        + b"".join(varint(v) for v in (command.target, t.turn_ms, t.away_ms, t.break_ms))
+        + rules
+        + options
+    )
 
 
 def _presence(reader: Reader, seat: int) -> SetPresence:
@@ -96,6 +119,13 @@ def _presence(reader: Reader, seat: int) -> SetPresence:
     if flag > 1:
         raise LogFormatError(f"bad presence flag {flag}")
     return SetPresence(seat, flag == 1)
+
+
+def _answer(reader: Reader, seat: int) -> AnswerEnd:
+    flag = reader.byte()
+    if flag > 1:
+        raise LogFormatError(f"bad answer flag {flag}")
+    return AnswerEnd(seat, flag == 1)
 
 
 def _play(reader: Reader, seat: int) -> Play:
@@ -115,6 +145,8 @@ _DECODERS: dict[int, Callable[[Reader, int], Command]] = {
     0x7: _presence,
     0x8: lambda reader, _: Expire(reader.varint()),
     0x9: lambda _, seat: Draw(seat),
+    0xA: lambda _, seat: ProposeEnd(seat),
+    0xB: _answer,
 }
 
 
@@ -126,8 +158,8 @@ def decode_log(data: bytes) -> list[LogEntry]:
     while not reader.at_end:
         tag = reader.byte()
         at_ms += reader.varint()
-        if tag == 0x1F:
-            command: Command = _create(reader, with_rules=True)
+        if tag in (0x1F, 0x2F):
+            command: Command = _create(reader, with_rules=True, with_options=tag == 0x2F)
         else:
             decoder = _DECODERS.get(tag >> 4)
             if decoder is None:
@@ -141,16 +173,20 @@ def _prefixed(data: bytes) -> bytes:
     return varint(len(data)) + data
 
 
-def _create(reader: Reader, *, with_rules: bool) -> Create:
+def _create(reader: Reader, *, with_rules: bool, with_options: bool = False) -> Create:
     table_id, host = reader.text(), reader.text()
     target, turn, away, pause = (reader.varint() for _ in range(4))
-    rules = CLASSIC
-    if with_rules:
-        try:
+    rules, options = CLASSIC, NO_OPTIONS
+    try:
+        if with_rules:
             rules = decode_rules(reader.raw(reader.varint()))
-        except CodecError as exc:
-            raise LogFormatError(f"bad rule set in a create entry: {exc}") from exc
-    return Create(table_id, host, target, Timing(turn, away, pause), rules)
+            if rules == CLASSIC:
+                rules = CLASSIC
+        if with_options:
+            options = decode_options(reader.raw(reader.varint()))
+    except CodecError as exc:
+        raise LogFormatError(f"bad rule set or options in a create entry: {exc}") from exc
+    return Create(table_id, host, target, Timing(turn, away, pause), rules, options)
 
 
 def encode_log(entries: Iterable[LogEntry]) -> bytes:

@@ -90,3 +90,16 @@ def record_applied(command: Command, transition: Transition) -> None:
         elif isinstance(event, (TileLaid, Passed)) and event.auto is not AutoCause.NONE:
             action = "play" if isinstance(event, TileLaid) else "pass"
             AUTO_PLAYS.labels(_CAUSES[event.auto], action).inc()
+
+
+ROBOT_MOVES = Counter(
+    "dominos_table_robot_moves_total",
+    "Robots' moves applied through RobotService.RobotAct, by move (issue 20).",
+    ["move"],
+)
+ROBOT_TURNS_PUBLISHED = Counter(
+    "dominos_table_robot_turns_published_total",
+    "Robots' turns announced to the bots service (issue 20).",
+)
+for _move in ("play_tile", "pass", "draw_tile"):
+    ROBOT_MOVES.labels(_move)

@@ -17,8 +17,8 @@ from dominos.v1 import table_pb2, table_pb2_grpc
 from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
-from services.common.bus import ensure_table_stream
-from services.common.caller_auth import CallerAuthInterceptor, parse_credentials
+from services.common.bus import ensure_robot_stream, ensure_table_stream
+from services.common.caller_auth import BOTS, CallerAuthInterceptor, parse_credentials
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
@@ -29,11 +29,14 @@ from services.rules import Timing
 from services.table import metrics
 from services.table.application import Limits, Policy, TableApp
 from services.table.publisher import EventPublisher
+from services.table.robot_servicer import RobotServicer
+from services.table.robot_turns import RobotTurnPublisher
 from services.table.servicer import TableServicer
 from services.table.store import TableStore
 from services.table.timer_consumer import TimerConsumer
 
 SERVICE_NAME = table_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
+ROBOT_SERVICE_NAME = table_pb2.DESCRIPTOR.services_by_name["RobotService"].full_name
 
 log = get_logger(__name__)
 
@@ -72,16 +75,25 @@ async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
 
 
 def _caller_auth(settings: Settings) -> tuple[CallerAuthInterceptor, ...]:
-    """Every TableService call must present a credential of ``DOMINOS_TABLE_CALLERS`` (none
-    is asked only in development without callers configured)."""
+    """Every call must present a credential of ``DOMINOS_TABLE_CALLERS`` (none is asked only
+    in development without callers configured). The caller ``bots`` may call RobotService
+    and nothing else; every other caller TableService and not RobotService (issue 20)."""
     if not settings.table_callers:
         log.warning("table.callers_unauthenticated", reason="DOMINOS_DEVELOPMENT without callers")
         return ()
-    return (CallerAuthInterceptor(parse_credentials(settings.table_callers), [SERVICE_NAME]),)
+    return (
+        CallerAuthInterceptor(
+            parse_credentials(settings.table_callers),
+            [SERVICE_NAME, ROBOT_SERVICE_NAME],
+            grants={BOTS: frozenset({ROBOT_SERVICE_NAME})},
+            default_grant=frozenset({SERVICE_NAME}),
+        ),
+    )
 
 
-def _register(servicer: TableServicer, server: Any) -> None:
+def _register(servicer: TableServicer, robots: RobotServicer, server: Any) -> None:
     table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    table_pb2_grpc.add_RobotServiceServicer_to_server(robots, server)  # type: ignore[no-untyped-call]
 
 
 @dataclass
@@ -108,14 +120,22 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     nc = await connect_nats(settings, f"{settings.service_name}-table")
     js = nc.jetstream()
     await ensure_table_stream(js, settings.nats_stream_replicas)
+    await ensure_robot_stream(js, settings.nats_stream_replicas)
     store = TableStore(redis)
     publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
-    app = TableApp(store, publisher, policy_from(settings), on_applied=metrics.record_applied)
+    app = TableApp(
+        store,
+        publisher,
+        policy_from(settings),
+        on_applied=metrics.record_applied,
+        robot_turns=RobotTurnPublisher(js),
+    )
     servicer = TableServicer(app, callers_authenticated=bool(settings.table_callers))
+    robots = RobotServicer(app)
     runtime = ServiceRuntime.from_settings(
         settings,
-        service_names=[SERVICE_NAME],
-        registrars=[lambda server: _register(servicer, server)],
+        service_names=[SERVICE_NAME, ROBOT_SERVICE_NAME],
+        registrars=[lambda server: _register(servicer, robots, server)],
         options=INTERNAL_SERVER_OPTIONS,
         interceptors=_caller_auth(settings),
     )

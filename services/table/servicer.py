@@ -37,7 +37,7 @@ from services.table.store import Client
 
 log = get_logger(__name__)
 
-_UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
+UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
 
 #: Lines of per-request failures (rejections, dependency outages), sampled per reason.
 _SAMPLED = LogSampler()
@@ -53,7 +53,7 @@ def _checked(validate: Callable[[str], str], value: str) -> str:
         return INVALID
 
 
-def _context(
+def call_context(
     command: str | None, inner: Any = None, *, table_id: str | None = None
 ) -> AbstractContextManager[None]:
     """The log context of a call: its command and, when its request has them, its validated
@@ -88,7 +88,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Apply one command (see table.proto)."""
         kind = request.WhichOneof("command")
         inner: Any = getattr(request, kind) if kind else None
-        with _context(kind, inner):
+        with call_context(kind, inner):
             try:
                 return await self._execute(request, kind, inner, context)
             except ServiceError as error:
@@ -101,7 +101,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     code=error.code.name,
                 )
                 await abort(context, error)
-            except _UNAVAILABLE as error:
+            except UNAVAILABLE_ERRORS as error:
                 DEPENDENCY_ERRORS.labels("redis").inc()
                 _SAMPLED.log(
                     log.warning,
@@ -109,7 +109,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                     key=("unavailable", type(error).__name__),
                     error=repr(error),
                 )
-                await abort(context, _unavailable())
+                await abort(context, unavailable())
 
     async def _execute(
         self, request: table_pb2.ExecuteRequest, kind: str | None, inner: Any, context: Any
@@ -133,7 +133,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         self, request: table_pb2.SetPresenceRequest, context: Any
     ) -> table_pb2.SetPresenceResponse:
         """Mark a seat connected or disconnected."""
-        with _context("set_presence", table_id=request.table_id):
+        with call_context("set_presence", table_id=request.table_id):
             try:
                 version = await self.app.set_presence(
                     request.table_id, request.seat_token, request.connected
@@ -142,28 +142,28 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             except ServiceError as error:
                 metrics.COMMANDS_REJECTED.labels("set_presence", error.reason).inc()
                 await abort(context, error)
-            except _UNAVAILABLE:
+            except UNAVAILABLE_ERRORS:
                 DEPENDENCY_ERRORS.labels("redis").inc()
-                await abort(context, _unavailable())
+                await abort(context, unavailable())
 
     async def GetView(  # noqa: N802
         self, request: table_pb2.GetViewRequest, context: Any
     ) -> table_pb2.GetViewResponse:
         """A seat's current view."""
-        with _context("get_view", table_id=request.table_id):
+        with call_context("get_view", table_id=request.table_id):
             try:
                 view = await self.app.view(request.table_id, request.seat_token)
                 return table_pb2.GetViewResponse(view=view)
             except ServiceError as error:
                 await abort(context, error)
-            except _UNAVAILABLE:
-                await abort(context, _unavailable())
+            except UNAVAILABLE_ERRORS:
+                await abort(context, unavailable())
 
     async def GetSnapshot(  # noqa: N802
         self, request: table_pb2.GetSnapshotRequest, context: Any
     ) -> table_pb2.GetSnapshotResponse:
         """A table's full internal state."""
-        with _context("get_snapshot", table_id=request.table_id):
+        with call_context("get_snapshot", table_id=request.table_id):
             try:
                 version, state, holders = await self.app.snapshot(request.table_id)
                 return table_pb2.GetSnapshotResponse(
@@ -171,11 +171,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 )
             except ServiceError as error:
                 await abort(context, error)
-            except _UNAVAILABLE:
-                await abort(context, _unavailable())
+            except UNAVAILABLE_ERRORS:
+                await abort(context, unavailable())
 
 
-def _unavailable() -> ServiceError:
+def unavailable() -> ServiceError:
     return ServiceError(
         grpc.StatusCode.UNAVAILABLE, Reason.UNAVAILABLE, "a dependency is unavailable; retry"
     )

@@ -16,9 +16,14 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from dominos.v1 import events_pb2
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from services.common.bus import TIMER_CONSUMER, TIMER_STREAM, TIMER_SUBJECT, ensure_timer_stream
+from services.common.bus import (
+    TIMER_CONSUMER,
+    TIMER_STREAM,
+    TIMER_SUBJECT,
+    bind_work_queue,
+    ensure_timer_stream,
+)
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
 from services.table.application import TableApp
@@ -53,19 +58,14 @@ class TimerConsumer:
         """Bind the shared durable consumer (creating the stream if needed)."""
         js = self.nc.jetstream()
         await ensure_timer_stream(js, self.stream_replicas)
-        self._subscription = await js.subscribe(
+        self._subscription = await bind_work_queue(
+            js,
             TIMER_SUBJECT,
-            queue=TIMER_CONSUMER,
-            durable=TIMER_CONSUMER,
-            stream=TIMER_STREAM,
-            cb=self._on_message,
-            manual_ack=True,
-            config=ConsumerConfig(
-                ack_policy=AckPolicy.EXPLICIT,
-                ack_wait=5.0,
-                deliver_policy=DeliverPolicy.ALL,
-                max_ack_pending=4096,
-            ),
+            TIMER_STREAM,
+            TIMER_CONSUMER,
+            self._on_message,
+            ack_wait_s=5.0,
+            max_ack_pending=4096,
         )
 
     async def stop(self) -> None:

@@ -44,6 +44,7 @@ from services.common.projection import table_view
 from services.common.schema import Pattern, code_key, deadlines_key, outbox_key, shard_of, table_key
 from services.common.service_errors import reason_of
 from services.rules import (
+    AnswerEnd,
     Create,
     Draw,
     Expire,
@@ -52,6 +53,7 @@ from services.rules import (
     Pass,
     Phase,
     Play,
+    ProposeEnd,
     SetPresence,
     SetTarget,
     Start,
@@ -808,6 +810,32 @@ def test_draw_tile(lab: Lab, spec: dict[str, Any]) -> None:
     )
 
 
+@given(spec=credentials(prefer="playing"), accept=st.booleans())
+@FUZZ
+def test_friendly_end(lab: Lab, spec: dict[str, Any], accept: bool) -> None:
+    """ProposeFriendlyEnd and AnswerFriendlyEnd on the pool's classic tables (no friendly
+    end, issue 20): always refused (FRIENDLY_END_UNAVAILABLE, NO_VOTE_OPEN or the seat and
+    table checks), never a change, whatever the credentials."""
+    seated_case(
+        lab,
+        "ProposeFriendlyEnd",
+        spec,
+        lambda r, t, v, _: gateway_pb2.ProposeFriendlyEndRequest(
+            request_id=r, table_id=t, expected_version=v
+        ),
+        lambda seat, _: ProposeEnd(seat),
+    )
+    seated_case(
+        lab,
+        "AnswerFriendlyEnd",
+        spec,
+        lambda r, t, v, _: gateway_pb2.AnswerFriendlyEndRequest(
+            request_id=r, table_id=t, accept=accept, expected_version=v
+        ),
+        lambda seat, request: AnswerEnd(seat, request.accept),
+    )
+
+
 # -- reads ---------------------------------------------------------------------------------------
 
 
@@ -1088,6 +1116,8 @@ def test_watching_a_finished_table_changes_nothing(lab: Lab) -> None:
 
 RPCS = (
     "DrawTile",
+    "ProposeFriendlyEnd",
+    "AnswerFriendlyEnd",
     "CreateTable",
     "JoinTable",
     "LeaveTable",

@@ -1,10 +1,14 @@
 """Asking before quitting (services/client/confirm_quit.py): mid-game the question says how to
-come back and a second Ctrl+C answers yes; a finished game quits without asking."""
+come back and a second Ctrl+C answers yes (and, where a robot replaces a player who drops,
+that it keeps the seat unless they come back in time); a finished game quits without
+asking."""
 
 from __future__ import annotations
 
+from dominos.v1 import game_pb2
 from textual.widgets import Static
 
+from services.client import texts
 from services.client.app import DominosApp
 from services.client.confirm_quit import ConfirmQuit
 from services.client.widgets import screen_text, widget_text
@@ -47,3 +51,30 @@ async def test_quitting_a_finished_game_asks_nothing() -> None:
         await pilot.press("q")
         await pilot.pause()
         assert app._exit and app.farewell == ""
+
+
+async def test_quitting_where_a_robot_replaces_a_player_says_it_keeps_the_seat_after_a_while() -> (
+    None
+):
+    for lang in texts.LANGS:
+        app = DominosApp(lang=lang, connect=False)
+        async with app.run_test(size=SMALL) as pilot:
+            app.credentials, app.code = SEAT, "ABCDE23456"
+            view = crowded(turn_seat=2)
+            view.options.replace_disconnected = game_pb2.ROBOT_LEVEL_STRONG
+            view.options.return_seconds = 300
+            app.apply_view(view)
+            await shows_game(pilot, app)
+            question = app.quit_question()
+            assert question is not None
+            if lang == "fr":
+                assert question.startswith(
+                    "Quitter la partie ? Un robot fort joue pour vous : revenez dans les 5 min, "
+                    "sinon il garde votre place pour de bon."
+                )
+            else:
+                assert question.startswith(
+                    "Quit the game? A strong robot plays for you: come back within 5 min, or it "
+                    "keeps your seat for good."
+                )
+            assert question.endswith("dominos play --resume ABCDE23456")

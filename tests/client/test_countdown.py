@@ -1,4 +1,5 @@
-"""Whose turn and the time left (services/client/countdown.py, R11), « au tour d'Ana »."""
+"""Whose turn and the time left (services/client/countdown.py, R11), « au tour d'Ana », and
+the pause of a friendly-end vote."""
 
 from __future__ import annotations
 
@@ -45,3 +46,11 @@ def test_whose_turn_reads_au_tour_d_before_a_vowel_and_au_tour_de_otherwise() ->
     assert turn_text(view, None, "fr") == "Au tour d'Éric"
     view.seats[1].name = "Chloé"
     assert turn_text(view, None, "fr") == "Au tour de Chloé"
+
+
+def test_a_friendly_end_vote_pauses_the_game_and_the_clock_is_the_votes() -> None:
+    view = make_view(turn_seat=0, server_time_ms=1_000_000, turn_deadline_ms=1_030_000)
+    view.vote.CopyFrom(game_pb2.FriendlyEndVote(proposer=1, deadline_ms=1_020_000))
+    assert remaining_seconds(view, 5.0, 7.0, view.vote.deadline_ms) == 18.0
+    assert turn_text(view, 18.0, "fr") == "Partie en pause : vote en cours — 18 s"
+    assert turn_text(view, 18.0, "en") == "Game paused: vote in progress — 18 s"

@@ -1,7 +1,8 @@
 """The game screen (services/client/game_screen.py) on crafted views, at the smallest terminal
 it supports (80 x 24): a crowded mid-round table, the end of the game and the history fit
 without scrolling or clipping; the newest tile is highlighted; the turn is announced by the
-bell and a flash; messages out of turn say so and go stale."""
+bell and a flash; messages out of turn say so and go stale; robots, a stand-in, the
+friendly-end vote and its keys, a game ended by consent."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from textual.widgets import Button, Static
 
 from services.client import texts
 from services.client.app import DominosApp
-from services.client.summaries import winner_text
+from services.client.friendly_end import vote_closed_text
+from services.client.robots import clock_time
+from services.client.summaries import unscored_text, winner_text
 from services.client.widgets import screen_text, widget_text
 from testing.waiting import wait_for
 from tests.client.pilots import fits, shows_game, text_of
@@ -25,6 +28,8 @@ from tests.client.views import (
     finished,
     ruled_summary,
     ruled_view,
+    rules_of,
+    view_of,
 )
 
 
@@ -240,3 +245,153 @@ async def test_t_and_enter_draw_only_when_nothing_fits() -> None:
         await pilot.pause()
         assert sent == ["draw", "draw"]
         assert text_of(app, "message") == "Un domino va : on ne pioche que si rien ne va."
+
+
+# -- robots and the friendly end (issue 20) ---------------------------------------------------
+
+
+def robot_table(vote: bool, version: int = 3) -> game_pb2.TableView:
+    """The crowded table at a site game with the friendly end: a strong robot east, the
+    player west dropped and played by a robot meanwhile; with ``vote`` the partner proposed
+    the friendly end and it waits for us and west."""
+    view = crowded(turn_seat=0 if not vote else 1, version=version)
+    view.rules.CopyFrom(rules_of("site", seats=4))
+    view.options.friendly_end = True
+    view.options.replace_disconnected = game_pb2.ROBOT_LEVEL_SOLID
+    view.seats[1].name = "Robot 2"
+    view.seats[1].robot = game_pb2.ROBOT_LEVEL_STRONG
+    view.seats[3].stand_in = game_pb2.ROBOT_LEVEL_SOLID
+    view.seats[3].stand_in_until_ms = 1_700_000_000_000
+    if vote:
+        view.vote.CopyFrom(
+            game_pb2.FriendlyEndVote(
+                proposer=2, accepted=[2], waiting=[0, 3], deadline_ms=1_024_000
+            )
+        )
+        view.turn_deadline_ms = 1_024_000
+        view.last_action.CopyFrom(
+            game_pb2.LastAction(kind=game_pb2.ACTION_KIND_END_PROPOSED, seat=2, until_ms=1_024_000)
+        )
+    return view
+
+
+async def test_robots_a_stand_in_and_a_vote_fit_80_by_24_in_both_languages() -> None:
+    for lang in texts.LANGS:
+        app = DominosApp(lang=lang, connect=False)
+        async with app.run_test(size=SMALL) as pilot:
+            app.apply_view(robot_table(vote=False))
+            await shows_game(pilot, app)
+            assert fits(app, (*TABLE_WIDGETS, "vote")) == [], lang
+            assert text_of(app, "vote") == texts.ui("friendly_end_hint", lang)
+            east, west = text_of(app, "east"), " ".join(text_of(app, "west").split())
+            assert east.startswith("Robot 2 (B)\n" + ("robot fort" if lang == "fr" else "strong"))
+            clock = clock_time(1_700_000_000_000)
+            if lang == "fr":
+                assert f"joué par un robot (retour avant {clock})" in west and "absent" not in west
+            else:
+                assert f"played by a robot (back by {clock})" in west and "away" not in west
+
+            app.apply_view(robot_table(vote=True, version=4))
+            await pilot.pause()
+            app.game_screen.say(texts.ui("unavailable", lang))  # the longest message
+            await pilot.pause()
+            widgets = (*(w for w in TABLE_WIDGETS if w != "last-action"), "vote")
+            assert fits(app, widgets) == [], lang
+            print(f"\n{screen_text(app)}")
+            vote = text_of(app, "vote")
+            assert vote.endswith(texts.ui("vote_keys", lang))
+            assert (
+                "on attend : vous et Éric" if lang == "fr" else "waiting for: you and Éric"
+            ) in (" ".join(vote.split()))
+            paused = texts.ui("vote_paused", lang)
+            assert text_of(app, "turn") == f"{paused} — 24 s"
+            assert not app.game_screen.query_one("#last-action").display  # the vote says it
+
+
+async def test_f_proposes_the_friendly_end_only_where_offered_and_o_n_answer_the_vote() -> None:
+    app = DominosApp(lang="fr", connect=False)
+    sent: list[object] = []
+
+    async def propose_end() -> None:
+        sent.append("propose")
+
+    async def answer_end(accept: bool) -> None:
+        sent.append(accept)
+
+    app.propose_end = propose_end  # type: ignore[method-assign]
+    app.answer_end = answer_end  # type: ignore[method-assign]
+    async with app.run_test(size=SMALL) as pilot:
+        app.apply_view(crowded(turn_seat=0))  # a classic table: no friendly end
+        await shows_game(pilot, app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert text_of(app, "message") == texts.ui("FRIENDLY_END_UNAVAILABLE", "fr")
+        await pilot.press("o")
+        await pilot.pause()
+        assert text_of(app, "message") == texts.ui("NO_VOTE_OPEN", "fr")
+        app.apply_view(robot_table(vote=False, version=4))
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+        assert sent == ["propose"]
+
+        app.apply_view(robot_table(vote=True, version=5))
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+        assert text_of(app, "message") == texts.ui("VOTE_OPEN", "fr")
+        app.game_screen.say("")
+        await pilot.press("l")  # no move while the game is paused
+        await pilot.pause()
+        assert text_of(app, "message") == texts.ui("VOTE_OPEN", "fr")
+        await pilot.press("o")
+        await pilot.press("y")
+        await pilot.press("n")
+        await pilot.pause()
+        assert sent == ["propose", True, True, False]
+
+        ours = robot_table(vote=True, version=6)  # our own proposal, refused
+        ours.vote.proposer = 0
+        ours.last_action.seat = 0
+        app.apply_view(ours)
+        refused = robot_table(vote=False, version=7)
+        refused.last_action.CopyFrom(
+            game_pb2.LastAction(
+                kind=game_pb2.ACTION_KIND_VOTE_CLOSED,
+                seat=3,
+                vote_outcome=game_pb2.VOTE_OUTCOME_REFUSED,
+            )
+        )
+        app.apply_view(refused)
+        await pilot.pause()
+        assert text_of(app, "vote") == texts.ui("friendly_end_proposed", "fr")
+        assert text_of(app, "last-action") == (
+            "Éric de la Fontaine refuse de finir la partie : elle reprend."
+        )
+        await pilot.press("f")  # once a round
+        await pilot.pause()
+        assert text_of(app, "message") == texts.ui("ALREADY_PROPOSED", "fr")
+        assert sent == ["propose", True, True, False]
+
+
+async def test_a_game_ended_by_consent_says_so_unscored() -> None:
+    for lang in texts.LANGS:
+        app = DominosApp(lang=lang, connect=False)
+        async with app.run_test(size=SMALL) as pilot:
+            view = view_of(game_pb2.PHASE_FINISHED, version=9, unscored=True)
+            view.options.friendly_end = True
+            view.last_action.CopyFrom(
+                game_pb2.LastAction(
+                    kind=game_pb2.ACTION_KIND_VOTE_CLOSED,
+                    seat=1,
+                    vote_outcome=game_pb2.VOTE_OUTCOME_ENDED,
+                )
+            )
+            app.apply_view(view)
+            await shows_game(pilot, app)
+            assert fits(app, ("header", "summary", "south", "keys")) == [], lang
+            assert text_of(app, "summary") == unscored_text(view, lang)
+            assert "485" in text_of(app, "summary")  # the scores as they stood
+            assert not app.game_screen.query_one("#vote").display  # nothing left to end
+            ended = game_pb2.LastAction(vote_outcome=game_pb2.VOTE_OUTCOME_ENDED)
+            assert text_of(app, "last-action") == vote_closed_text(ended, "", lang)

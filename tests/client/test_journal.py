@@ -62,3 +62,29 @@ def test_the_history_keeps_the_newest_moves_when_they_do_not_all_fit() -> None:
     assert lines[:3] == ["Rounds played", "(no round over yet)", "Moves of round 1"]
     assert lines[3:] == ["Ann laid [1|2] on the right.", "Bob laid [1|2] on the right."]
     assert len(lines) == 5
+
+
+def test_the_history_lists_what_robots_and_the_friendly_end_did_among_the_moves() -> None:
+    journal = Journal()
+    view = make_view(round_number=1)
+    played(view, 0, 6, 6, 10)
+    journal.record(view)
+    view.version = 11
+    view.last_action.CopyFrom(
+        game_pb2.LastAction(
+            kind=game_pb2.ACTION_KIND_HANDED_OVER, seat=1, robot=game_pb2.ROBOT_LEVEL_SOLID
+        )
+    )
+    journal.record(view)
+    view.version = 12
+    view.last_action.CopyFrom(game_pb2.LastAction(kind=game_pb2.ACTION_KIND_END_PROPOSED, seat=2))
+    journal.record(view)
+    view.version = 13
+    view.last_action.CopyFrom(game_pb2.LastAction(kind=game_pb2.ACTION_KIND_PRESENCE, seat=3))
+    journal.record(view)  # a presence change is no news
+    lines = history_lines(journal, view, "fr", height=10)
+    assert lines[3:] == [
+        "Ann a posé [6|6] à droite.",
+        "Bob est parti : un robot solide joue à sa place.",
+        "Cid propose de finir la partie à l'amiable, sans vainqueur.",
+    ]

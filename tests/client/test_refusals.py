@@ -22,6 +22,30 @@ def test_every_error_reason_has_its_sentence_in_both_languages(reason: Reason) -
         assert not RULE_ID.search(sentence)
 
 
+@pytest.mark.parametrize("reason", list(Reason))
+def test_every_error_reason_has_a_sentence_of_its_own_not_the_fallback(reason: Reason) -> None:
+    assert error_key(reason.value, "FAILED_PRECONDITION") not in ("unexpected", "cancelled")
+
+
+def test_the_reasons_of_robots_and_the_friendly_end_are_told_apart() -> None:
+    assert error_text("ROBOT_SEAT", "PERMISSION_DENIED", "fr") == (
+        "Un robot a pris votre place pour de bon : vous n'êtes pas revenu à temps."
+    )
+    assert error_text("ROBOT_SEAT", "PERMISSION_DENIED", "en") == (
+        "A robot took your seat for good: you did not come back in time."
+    )
+    sentences = {
+        error_text(reason, "FAILED_PRECONDITION", "en")
+        for reason in (
+            "ROBOTS_UNAVAILABLE",
+            "FRIENDLY_END_UNAVAILABLE",
+            "VOTE_OPEN",
+            "NO_VOTE_OPEN",
+        )
+    }
+    assert len(sentences) == 4
+
+
 def test_game_reasons_are_told_apart_and_a_rate_limit_says_how_long_to_wait() -> None:
     assert error_text("NOT_YOUR_TURN", "FAILED_PRECONDITION", "fr") == ("Ce n'est pas votre tour.")
     assert error_text("CODE_NOT_FOUND", "NOT_FOUND", "fr") == (

@@ -115,7 +115,13 @@ def test_the_lobby_counts_the_seats_of_the_rule_set() -> None:
     )
 
 
-@pytest.mark.parametrize("field", ["preset", "seats", "hand_size", "turn_seconds", "teams"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "preset", "seats", "hand_size", "turn_seconds", "teams", "practice", "fill_empty_seats",
+        "replace_disconnected", "return_seconds", "vote_seconds",
+    ],
+)  # fmt: skip
 def test_a_refused_rule_choice_names_the_choice_in_both_languages(field: str) -> None:
     for lang in texts.LANGS:
         sentence = rules_invalid_text(field, lang)

@@ -1,11 +1,17 @@
 """Round and game ends in words (services/client/summaries.py): summaries (D1, R12-R14),
-the demo's round line, the winner (R17)."""
+the demo's round line, the winner (R17), a game ended by consent (unscored)."""
 
 from __future__ import annotations
 
 from dominos.v1 import game_pb2
 
-from services.client.summaries import round_line, round_summary_lines, winner_text
+from services.client.summaries import (
+    phase_text,
+    round_line,
+    round_summary_lines,
+    unscored_text,
+    winner_text,
+)
 from tests.client.views import make_view, summary_view
 
 
@@ -91,3 +97,18 @@ def test_winner_is_said_once_the_game_is_over() -> None:
     assert winner_text(view, "fr") == "L'équipe B (Bob et Dee) gagne la partie, 155 à 80."
     assert winner_text(view, "en") == "Team B (Bob and Dee) wins the game, 155 to 80."
     assert winner_text(make_view(), "en") == ""
+
+
+def test_a_game_ended_by_consent_says_so_unscored_with_the_scores_as_they_stood() -> None:
+    view = make_view(phase=game_pb2.PHASE_FINISHED, score_team_a=40, score_team_b=25)
+    view.unscored = True
+    assert winner_text(view, "fr") == ""  # nobody won
+    assert unscored_text(view, "fr") == (
+        "La partie s'est arrêtée d'un commun accord : elle ne compte pas, sans vainqueur. "
+        "Score : A 40 · B 25"
+    )
+    assert phase_text(view, "en") == (
+        "The game ended by consent: it counts for nothing, nobody won. Score: A 40 · B 25"
+    )
+    view.unscored = False
+    assert unscored_text(view, "fr") == ""

@@ -37,6 +37,7 @@ METRIC_MODULES = (
     "services.table.metrics",
     "services.timer.metrics",
     "services.gateway.metrics",
+    "services.bots.metrics",
 )
 
 #: Series Prometheus itself adds for every scrape target.

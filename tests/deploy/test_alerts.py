@@ -215,6 +215,7 @@ def test_unit_tests_run_two_namespaces_in_one_prometheus() -> None:
         "DominosTimersNotFiring",
         "DominosTimerLate",
         "DominosOutboxBacklog",
+        "DominosRobotsFailing",
     } <= two_namespace_firing
     names = {case["name"] for case in _suite()["tests"]}
     assert any("dead prod gateway" in name and "live dev gateway" in name for name in names)
@@ -239,9 +240,40 @@ def test_service_absent_is_per_namespace_without_absent() -> None:
     (rule,) = [r for r in load_alert_rules() if r["alert"] == "DominosServiceAbsent"]
     expr = str(rule["expr"])
     assert "absent(" not in expr
-    for job in ("dominos-table", "dominos-timer", "dominos-gateway"):
+    for job in ("dominos-table", "dominos-timer", "dominos-gateway", "dominos-bots"):
         assert f'"job", "{job}"' in expr, f"{job} is not expected per namespace"
     assert "max_over_time(up" in expr, "a namespace whose targets all vanished must alert"
+
+
+def test_availability_alerts_cover_every_service_of_the_cluster() -> None:
+    """DominosServiceDown, DominosServiceAbsent and DominosTargetDown select exactly the jobs
+    of the ServiceMonitors in deploy/k8s (a new service is never left unwatched), and
+    DominosServiceAbsent expects each of them per namespace."""
+    monitors = {
+        doc["metadata"]["name"]
+        for doc in yaml.safe_load_all((K8S / "base" / "servicemonitors.yaml").read_text())
+        if doc
+    }
+    assert "dominos-bots" in monitors
+    rules = {str(r["alert"]): str(r["expr"]) for r in load_alert_rules()}
+    for alert in ("DominosServiceDown", "DominosServiceAbsent", "DominosTargetDown"):
+        selectors = re.findall(r'job=~"dominos-\(([a-z|]+)\)"', rules[alert])
+        assert selectors, alert
+        for selector in selectors:
+            assert {f"dominos-{job}" for job in selector.split("|")} == monitors, alert
+    expected = set(re.findall(r'"job", "(dominos-[a-z]+)"', rules["DominosServiceAbsent"]))
+    assert expected == monitors
+
+
+def test_robots_failing_counts_failed_and_refused_turns_per_namespace() -> None:
+    """Failed (the table service did not answer) and refused (it refused the move) turns,
+    as a share of all turns; stale and late turns are harmless; a floor of traffic."""
+    (rule,) = [r for r in load_alert_rules() if r["alert"] == "DominosRobotsFailing"]
+    expr = str(rule["expr"])
+    (outcomes,) = re.findall(r'dominos_bots_turns_total\{outcome=~"([^"]+)"\}', expr)
+    assert set(outcomes.split("|")) == {"failed", "refused"}
+    assert expr.count("sum by (namespace) (rate(dominos_bots_turns_total[5m]))") == 2
+    assert rule["for"] == "10m"
 
 
 def test_timers_not_firing_is_based_on_overdue_breaks() -> None:
@@ -322,6 +354,12 @@ def test_target_down_is_inhibited_by_service_down_of_the_same_namespace_and_job(
     assert inhibited(rules, overdue, [timer_down, overdue])
     assert not inhibited(rules, _alert("DominosTimersNotFiring", namespace=DEV), [timer_down])
     assert not inhibited(rules, overdue, [down, overdue]), "a table outage does not hide it"
+    # Robots' moves cannot reach a table service that is down: no second page for it.
+    robots = _alert("DominosRobotsFailing", namespace=PROD, severity="warning")
+    assert inhibited(rules, robots, [down, robots])
+    assert not inhibited(rules, _alert("DominosRobotsFailing", namespace=DEV), [down])
+    bots_down = _alert("DominosServiceDown", namespace=PROD, job="dominos-bots")
+    assert not inhibited(rules, robots, [bots_down, robots]), "only the table's outage hides it"
 
 
 def test_inhibition_labels_are_carried_by_the_alerts() -> None:

@@ -21,6 +21,7 @@ ROWS = (
     "Tables and players",
     "Timers",
     "Game outcomes",
+    "Computer players",
     "Bus and store health",
     "Processes",
 )
@@ -163,7 +164,7 @@ def test_counts_use_a_fixed_window_not_the_zoom(dashboard: dict[str, Any]) -> No
 
 def test_cpu_against_requests_limits_and_throttling(dashboard: dict[str, Any]) -> None:
     exprs = _exprs(dashboard)
-    container = 'container=~"table|timer|gateway"'
+    container = 'container=~"table|timer|gateway|bots"'
 
     def one(*parts: str) -> str:
         found = [e for e in exprs if all(part in e for part in parts)]
@@ -179,3 +180,62 @@ def test_cpu_against_requests_limits_and_throttling(dashboard: dict[str, Any]) -
     assert container in throttled and " / " in throttled
     for title in ("CPU used / requested", "CPU used / limit", "CPU throttled"):
         assert _panel(dashboard, title)["fieldConfig"]["defaults"]["unit"] == "percentunit"
+
+
+def _row_panels(dashboard: dict[str, Any], row: str) -> list[dict[str, Any]]:
+    """The panels below the row ``row`` up to the next row (the dashboard's order)."""
+    panels: list[dict[str, Any]] = []
+    inside = False
+    for panel in dashboard["panels"]:
+        if panel["type"] == "row":
+            inside = panel["title"] == row
+        elif inside:
+            panels.append(panel)
+    return panels
+
+
+def test_computer_players_row(dashboard: dict[str, Any]) -> None:
+    """The bots service's row: turns by outcome, moves by level, decision time p50/p99 by
+    level, turn time p50/p99, turns in progress, its replicas (red at zero), and the table
+    service's side (turns published, robots' moves applied)."""
+    panels = _row_panels(dashboard, "Computer players")
+    exprs = [t["expr"] for p in panels for t in p["targets"]]
+
+    def one(*parts: str) -> str:
+        found = [e for e in exprs if all(part in e for part in parts)]
+        assert len(found) == 1, parts
+        return found[0]
+
+    assert one("sum by (outcome) (rate(dominos_bots_turns_total{", "[$__rate_interval]")
+    assert one("sum by (level, move) (rate(dominos_bots_moves_total{")
+    for quantile in ("0.5", "0.99"):
+        one(
+            f"histogram_quantile({quantile}, sum by (level, le)",
+            "dominos_bots_decision_seconds_bucket",
+        )
+        one(f"histogram_quantile({quantile}, sum by (le)", "dominos_bots_turn_seconds_bucket")
+    assert one("dominos_bots_turns_in_progress{")
+    assert one("dominos_table_robot_turns_published_total{")
+    assert one("sum by (move) (rate(dominos_table_robot_moves_total{")
+    replicas = one('up{job="dominos-bots",')
+    assert replicas.startswith("sum by (namespace, job) (up{")
+    stat = _panel(dashboard, "Bots replicas up")
+    assert stat["type"] == "stat"
+    steps = stat["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert steps[0] == {"color": "red", "value": None}
+    assert steps[-1]["color"] == "green"
+
+
+def test_service_lists_cover_every_service(dashboard: dict[str, Any]) -> None:
+    """Where a query names the services (the job variable, Replicas up, the process and
+    CPU panels), it names all four: a new service is never silently left out."""
+    jobs = re.compile(r'job=~"dominos-\(([a-z|]+)\)"')
+    containers = re.compile(r'container=~"([a-z|]+)"')
+    queries = [t["expr"] for p in graph_panels(dashboard) for t in p["targets"]]
+    queries += [
+        v["query"]["query"] for v in dashboard["templating"]["list"] if v["type"] == "query"
+    ]
+    lists = [m for q in queries for m in (*jobs.findall(q), *containers.findall(q))]
+    assert len(lists) >= 8
+    for found in lists:
+        assert set(found.split("|")) == {"table", "timer", "gateway", "bots"}, found

@@ -234,6 +234,8 @@ def test_wheel_builds_from_the_build_context(tmp_path: Path) -> None:
         "services/table/__main__.py",
         "services/timer/__main__.py",
         "services/gateway/__main__.py",
+        "services/bots/__main__.py",
+        "services/robots/levels.py",
         "dominos/v1/gateway_pb2_grpc.py",
         "dominos/v1/table_pb2.py",
         "dominos/v1/events_pb2.py",

@@ -32,16 +32,22 @@ Manifest = dict[str, Any]
 #: Oldest Kubernetes the manifests support (preStop `sleep` is on by default from 1.30;
 #: native gRPC probes are GA since 1.27), and the newest schema kubernetes-validate ships.
 KUBERNETES_VERSIONS = ("1.30.0", latest_version())
-SERVICES = ("table", "timer", "gateway")
+SERVICES = ("table", "timer", "gateway", "bots")
+#: The services with a Redis identity (URL, password, a route to Redis): the bots service
+#: keeps nothing, connects to NATS and the table service only.
+REDIS_CLIENTS = ("table", "timer", "gateway")
 AUTOSCALED = ("table", "gateway")
+#: Fixed replica counts (no autoscaler): prod (from base), dev.
+FIXED_REPLICAS = {"timer": {"prod": 2, "dev": 1}, "bots": {"prod": 2, "dev": 1}}
 UID = 10001
 #: Secrets that are not rendered, by overlay: created out of band (deploy/README.md).
 EXTERNAL_SECRETS = {"dev": set(), "prod": {"dominos-secrets"}}
 #: The services' Secret.
 SECRET = "dominos-secrets"
 #: Per service, every variable it takes from the Secret and the key it comes from: each
-#: service its own Redis and NATS password (its identity), the table service the token
-#: secret and its callers, the gateway its caller credential; nothing else.
+#: service its own Redis and NATS password (its identity; the bots service NATS only), the
+#: table service the token secret and its callers, the gateway and the bots service their
+#: caller credentials; nothing else.
 SECRET_REFS: dict[str, dict[str, str]] = {
     "table": {
         "REDIS_PASSWORD": "redis-password-table",
@@ -58,15 +64,23 @@ SECRET_REFS: dict[str, dict[str, str]] = {
         "NATS_PASSWORD": "nats-password-gateway",
         "DOMINOS_CALLER_CREDENTIAL": "gateway-credential",
     },
+    "bots": {
+        "NATS_PASSWORD": "nats-password-bots",
+        "DOMINOS_CALLER_CREDENTIAL": "bots-credential",
+    },
 }
 SECRET_KEYS = {key for refs in SECRET_REFS.values() for key in refs.values()}
 #: Stand-ins for the production Secret (created out of band), in the formats deploy/README.md
-#: prescribes; the table service accepts two gateway credentials, as during a rotation.
+#: prescribes; the table service accepts two gateway credentials, as during a rotation, and
+#: the bots service's.
 PROD_SECRET_VALUES = {
     "token-secret": "0123456789abcdef0123456789abcdef",
-    "table-callers": "gateway.p0ldGatewayCallerSecret,gateway.pn3wGatewayCallerSecret",
+    "table-callers": (
+        "gateway.p0ldGatewayCallerSecret,gateway.pn3wGatewayCallerSecret,bots.pBotsCallerSecret0"
+    ),
     "gateway-credential": "gateway.pn3wGatewayCallerSecret",
-    **{f"redis-password-{service}": f"pRedis{service}0123456789" for service in SERVICES},
+    "bots-credential": "bots.pBotsCallerSecret0",
+    **{f"redis-password-{service}": f"pRedis{service}0123456789" for service in REDIS_CLIENTS},
     **{f"nats-password-{service}": f"pNats{service}0123456789" for service in SERVICES},
 }
 #: Variables that carry a secret: never in the ConfigMap.
@@ -449,13 +463,20 @@ def test_each_service_connects_as_its_own_identity(
     overlay: str, manifests: list[Manifest], service: str
 ) -> None:
     """DOMINOS_REDIS_URL and DOMINOS_NATS_URL carry the service's own user and its own
-    password from the Secret, and point at the charts' Services."""
+    password from the Secret, and point at the charts' Services. The bots service has no
+    Redis URL (nor a Redis password): it keeps nothing."""
     settings = settings_of(overlay, manifests, service)
-    redis = urlsplit(settings.redis_url)
-    assert redis.scheme == "redis"
-    assert redis.username == service
-    assert redis.password == secret_value(overlay, manifests, SECRET, f"redis-password-{service}")
-    assert (redis.hostname, redis.port, redis.path) == ("redis-master", 6379, "/0")
+    env = container_env(overlay, manifests, service)
+    if service in REDIS_CLIENTS:
+        redis = urlsplit(settings.redis_url)
+        assert redis.scheme == "redis"
+        assert redis.username == service
+        assert redis.password == secret_value(
+            overlay, manifests, SECRET, f"redis-password-{service}"
+        )
+        assert (redis.hostname, redis.port, redis.path) == ("redis-master", 6379, "/0")
+    else:
+        assert "DOMINOS_REDIS_URL" not in env and "REDIS_PASSWORD" not in env, service
     [nats_url] = settings.nats_servers
     nats = urlsplit(nats_url)
     assert nats.scheme == "nats"
@@ -482,7 +503,8 @@ def test_no_password_in_the_pod_spec(overlay: str, manifests: list[Manifest], se
     """The URLs in the Deployment reference the passwords; the kubelet expands them."""
     deployment = json.dumps(one(manifests, "Deployment", f"dominos-{service}"))
     env = {var["name"]: var for var in container_of(manifests, service)["env"]}
-    for variable in ("DOMINOS_REDIS_URL", "DOMINOS_NATS_URL"):
+    urls = ["DOMINOS_NATS_URL"] + (["DOMINOS_REDIS_URL"] if service in REDIS_CLIENTS else [])
+    for variable in urls:
         assert "$(" in env[variable]["value"], variable
     for key in SECRET_REFS[service].values():
         assert secret_value(overlay, manifests, SECRET, key) not in deployment, key
@@ -505,13 +527,30 @@ def test_the_table_accepts_the_gateways_credential(overlay: str, manifests: list
     )
     callers = table["DOMINOS_TABLE_CALLERS"].split(",")
     assert gateway["DOMINOS_CALLER_CREDENTIAL"] in callers
-    assert all(caller.startswith("gateway.") for caller in callers)
+    assert {caller.partition(".")[0] for caller in callers} == {"gateway", "bots"}
     for env, required in (
         (table, ("DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS")),
         (gateway, ("DOMINOS_CALLER_CREDENTIAL",)),
     ):
         production = {k: v for k, v in env.items() if k != "DOMINOS_DEVELOPMENT"}
         Settings.from_env(production).require_secrets(*required)
+
+
+def test_the_table_accepts_the_bots_credential(overlay: str, manifests: list[Manifest]) -> None:
+    """The bots service presents `bots.<secret>`, one of the table service's callers (next
+    to the gateway's), and would start outside development mode with it."""
+    table, bots, gateway = (
+        container_env(overlay, manifests, service) for service in ("table", "bots", "gateway")
+    )
+    callers = table["DOMINOS_TABLE_CALLERS"].split(",")
+    credential = bots["DOMINOS_CALLER_CREDENTIAL"]
+    assert credential.startswith("bots.") and credential in callers
+    assert credential != gateway["DOMINOS_CALLER_CREDENTIAL"]
+    # Parsed as the table service parses them: the bots caller is among its accepted ones.
+    accepted = Settings.from_env({"DOMINOS_TABLE_CALLERS": table["DOMINOS_TABLE_CALLERS"]})
+    assert credential in accepted.table_callers.split(",")
+    production = {k: v for k, v in bots.items() if k != "DOMINOS_DEVELOPMENT"}
+    Settings.from_env(production).require_secrets("DOMINOS_CALLER_CREDENTIAL")
 
 
 def test_development_mode_in_the_dev_overlay_only(overlay: str, manifests: list[Manifest]) -> None:
@@ -589,7 +628,7 @@ def test_dev_chart_secrets_hold_the_services_passwords(
     secret_value("dev", dev, auth["existingSecret"], auth["existingSecretPasswordKey"])
     for user in auth["acl"]["users"]:
         password = secret_value("dev", dev, auth["acl"]["userSecret"], user["username"])
-        if user["username"] in SERVICES:
+        if user["username"] in REDIS_CLIENTS:
             expected = secret_value("dev", dev, SECRET, f"redis-password-{user['username']}")
             assert password == expected, user["username"]
 
@@ -653,10 +692,19 @@ def test_autoscaled_on_cpu_and_the_gateway_on_memory(
     assert "replicas" not in one(manifests, "Deployment", name)["spec"]
 
 
-def test_timer_is_not_autoscaled(overlay: str, manifests: list[Manifest]) -> None:
-    assert "dominos-timer" not in by_kind(manifests, "HorizontalPodAutoscaler")
-    replicas = one(manifests, "Deployment", "dominos-timer")["spec"]["replicas"]
-    assert replicas == (2 if overlay == "prod" else 1)
+@pytest.mark.parametrize("service", sorted(FIXED_REPLICAS))
+def test_timer_and_bots_are_not_autoscaled(
+    overlay: str, manifests: list[Manifest], service: str
+) -> None:
+    """Fixed counts: two replicas in production (redundancy: claims / the work queue make
+    the second one safe), one in development."""
+    assert f"dominos-{service}" not in by_kind(manifests, "HorizontalPodAutoscaler")
+    replicas = one(manifests, "Deployment", f"dominos-{service}")["spec"]["replicas"]
+    assert replicas == FIXED_REPLICAS[service][overlay]
+
+
+def test_every_service_is_autoscaled_or_fixed() -> None:
+    assert sorted((*AUTOSCALED, *FIXED_REPLICAS)) == sorted(SERVICES)
 
 
 def test_prod_sizes(rendered_overlays: dict[str, list[Manifest]]) -> None:
@@ -720,7 +768,10 @@ class Cluster:
             return Pod(name, namespace, labels, {"kubernetes.io/metadata.name": namespace})
 
         self.table, self.timer, self.gateway = ours("table"), ours("timer"), ours("gateway")
-        self.services = (self.table, self.timer, self.gateway)
+        self.bots = ours("bots")
+        self.services = (self.table, self.timer, self.gateway, self.bots)
+        #: The services that keep state in Redis (the bots service keeps nothing).
+        self.redis_clients = (self.table, self.timer, self.gateway)
         self.nats = Pod("nats-0", ns, NATS_LABELS, {}, NATS_PORTS)
         self.nats2 = Pod("nats-1", ns, NATS_LABELS, {}, NATS_PORTS)
         self.nats_box = Pod("nats-box", ns, NATS_BOX_LABELS)
@@ -755,15 +806,16 @@ def check(policies: list[Manifest], allowed: list[Any], denied: list[Any]) -> No
 
 def test_network_policies(manifests: list[Manifest]) -> None:
     c = Cluster(manifests)
-    table, timer, gateway = c.table, c.timer, c.gateway
+    table, timer, gateway, bots = c.table, c.timer, c.gateway, c.bots
     grpc, metrics = gateway.named_ports["grpc"], gateway.named_ports["metrics"]
 
     allowed = [
         (c.outside, gateway, grpc),
         (c.stranger, gateway, grpc),
         (gateway, table, grpc),
+        (bots, table, grpc),
         *((c.prometheus, pod, metrics) for pod in c.services),
-        *((pod, c.redis, 6379) for pod in c.services),
+        *((pod, c.redis, 6379) for pod in c.redis_clients),
         *((pod, c.nats, 4222) for pod in c.services),
     ]
     denied = [
@@ -783,6 +835,17 @@ def test_network_policies(manifests: list[Manifest]) -> None:
         (table, c.stranger, 443),
         (gateway, c.outside, 443),
         (timer, c.redis, 26379),
+        # Nothing reaches the bots pods but Prometheus' scrape (and the kubelet's probes).
+        *((pod, bots, grpc) for pod in (c.outside, c.stranger, c.neighbour, table, gateway, timer)),
+        *((pod, bots, metrics) for pod in (c.outside, c.stranger, c.neighbour, c.fake_prometheus)),
+        (c.prometheus, bots, grpc),
+        # The bots service calls the table service's gRPC port and nothing else of ours.
+        (bots, gateway, grpc),
+        (bots, timer, grpc),
+        (bots, table, metrics),
+        (bots, c.outside, 443),
+        (bots, c.stranger, 443),
+        (bots, c.redis, 6379),
     ]
     check(c.policies, allowed, denied)
     for pod in c.services:
@@ -806,7 +869,7 @@ def test_dns_works_with_node_local_dns_cache(manifests: list[Manifest]) -> None:
 
 
 def test_network_policies_of_nats(manifests: list[Manifest]) -> None:
-    """Clients on 4222: the three services and the operators' nats-box only; cluster routes
+    """Clients on 4222: the four services and the operators' nats-box only; cluster routes
     (6222) between NATS servers only; the exporter to Prometheus only."""
     c = Cluster(manifests)
     nats, exporter = c.nats, NATS_PORTS["prom-metrics"]
@@ -831,13 +894,13 @@ def test_network_policies_of_nats(manifests: list[Manifest]) -> None:
 
 
 def test_network_policies_of_redis(manifests: list[Manifest]) -> None:
-    """6379: the three services and the Redis pods (replication, Sentinel) only; Sentinel
-    (26379) and the Redis Cluster bus (16379) between Redis pods only; the exporter to
-    Prometheus only."""
+    """6379: the three services that use Redis and the Redis pods (replication, Sentinel)
+    only; Sentinel (26379) and the Redis Cluster bus (16379) between Redis pods only; the
+    exporter to Prometheus only."""
     c = Cluster(manifests)
     redis, exporter = c.redis, REDIS_PORTS["metrics"]
     allowed = [
-        *((pod, redis, 6379) for pod in c.services),
+        *((pod, redis, 6379) for pod in c.redis_clients),
         (c.redis2, redis, 6379),
         (redis, c.redis2, 6379),
         (c.redis2, redis, 26379),
@@ -846,12 +909,39 @@ def test_network_policies_of_redis(manifests: list[Manifest]) -> None:
     ]
     denied = [
         *((pod, redis, 6379) for pod in (c.neighbour, c.stranger, c.impostor, c.outside)),
-        *((pod, redis, 6379) for pod in (c.nats, c.nats_box, c.prometheus)),
+        *((pod, redis, 6379) for pod in (c.nats, c.nats_box, c.prometheus, c.bots)),
         *((pod, redis, 26379) for pod in (*c.services, c.neighbour, c.stranger, c.outside)),
         *((pod, redis, 16379) for pod in (*c.services, c.neighbour, c.stranger, c.outside)),
         *((pod, redis, exporter) for pod in (c.neighbour, c.fake_prometheus, c.gateway)),
     ]
     check(c.policies, allowed, denied)
+
+
+def test_the_bots_pods_get_no_redis_access(manifests: list[Manifest]) -> None:
+    """The bots service keeps nothing: its pods reach no Redis port, and each side denies
+    it on its own (our egress policies, without Redis' ingress policy; Redis' ingress
+    policy and the chart's, without our egress ones), so one policy edited too widely still
+    leaves them out. They still reach NATS, the table service and DNS."""
+    c = Cluster(manifests)
+    chart = bitnami_redis_policy(helm_values("redis-values.yaml"), c.ns)
+    redis_side = {"dominos-redis-ingress"}
+    ours_egress = [p for p in c.policies if p["metadata"]["name"] not in redis_side]
+    redis_ingress = [
+        p
+        for p in (*c.policies, *([chart] if chart else []))
+        if p["metadata"]["name"] in redis_side or p is chart
+    ]
+    assert len(ours_egress) < len(c.policies) and redis_ingress
+    for port in (*REDIS_PORTS.values(), 16379):
+        for policies in (c.policies, ours_egress, redis_ingress):
+            assert not connection_allowed(policies, c.bots, c.redis, port), port
+    # ... while the table, timer and gateway pods do reach it, through each side alone too.
+    for pod in c.redis_clients:
+        for policies in (c.policies, ours_egress, redis_ingress):
+            assert connection_allowed(policies, pod, c.redis, 6379), pod.name
+    assert connection_allowed(c.policies, c.bots, c.nats, 4222)
+    assert connection_allowed(c.policies, c.bots, c.table, c.table.named_ports["grpc"])
+    assert connection_allowed(c.policies, c.bots, c.dns, 53, "UDP")
 
 
 def bitnami_redis_policy(values: dict[str, Any], namespace: str) -> Manifest | None:
@@ -920,21 +1010,21 @@ def bitnami_redis_policy(values: dict[str, Any], namespace: str) -> Manifest | N
 
 def test_redis_with_the_charts_own_network_policy(manifests: list[Manifest]) -> None:
     """Policies add up: with the Redis chart's NetworkPolicy (deploy/helm/redis-values.yaml)
-    next to ours, Redis and Sentinel are still closed to everything but the services and
-    Redis itself."""
+    next to ours, Redis and Sentinel are still closed to everything but the services that
+    use it and Redis itself."""
     c = Cluster(manifests)
     chart = bitnami_redis_policy(helm_values("redis-values.yaml"), c.ns)
     policies = [*c.policies, *([chart] if chart else [])]
     redis = c.redis
     allowed = [
-        *((pod, redis, 6379) for pod in c.services),
+        *((pod, redis, 6379) for pod in c.redis_clients),
         (c.redis2, redis, 6379),
         (c.redis2, redis, 26379),
         (c.prometheus, redis, REDIS_PORTS["metrics"]),
     ]
     denied = [
         *((pod, redis, 6379) for pod in (c.neighbour, c.stranger, c.impostor, c.outside)),
-        *((pod, redis, 6379) for pod in (c.nats, c.nats_box, c.prometheus)),
+        *((pod, redis, 6379) for pod in (c.nats, c.nats_box, c.prometheus, c.bots)),
         *((pod, redis, 26379) for pod in (*c.services, c.neighbour, c.stranger, c.outside)),
     ]
     check(policies, allowed, denied)

@@ -164,6 +164,9 @@ def test_a_scrape_has_no_created_series() -> None:
         'dominos_rounds_ended_total{outcome="blocked_tie"} 0.0',
         'dominos_auto_plays_total{action="pass",cause="away"} 0.0',
         'dominos_table_timer_expiries_total{result="stale"} 0.0',
+        'dominos_bots_turns_total{outcome="refused"} 0.0',
+        'dominos_bots_turns_total{outcome="failed"} 0.0',
+        'dominos_bots_moves_total{level="strong",move="pass"} 0.0',
     ],
 )
 def test_known_label_sets_exist_at_zero_before_their_first_event(series: str) -> None:

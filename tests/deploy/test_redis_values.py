@@ -12,6 +12,8 @@ from services.common.cluster_auth.secrets import IDENTITIES
 
 from .conftest import DEPLOY
 
+#: The pods of the services that keep state in Redis: not the bots service (it keeps nothing;
+#: its ACL user may only PING, and no pod holds its password).
 SERVICE_PODS = ["dominos-table", "dominos-timer", "dominos-gateway"]
 
 
@@ -37,6 +39,17 @@ def test_every_identity_is_an_acl_user_with_the_rules_of_the_acl_module() -> Non
         assert not any(word.startswith((">", "#", "nopass")) for word in user["keys"].split())
 
 
+def test_the_bots_user_may_only_ping() -> None:
+    """The bots service uses no Redis: its user exists (one per identity) with no key, no
+    channel and PING alone."""
+    (bots,) = [user for user in values()["auth"]["acl"]["users"] if user["username"] == "bots"]
+    assert (bots["keys"], bots["channels"], bots["commands"]) == (
+        "resetkeys",
+        "resetchannels",
+        "-@all +ping",
+    )
+
+
 def test_only_the_services_pods_reach_redis() -> None:
     policy = values()["networkPolicy"]
     assert policy["enabled"] is True
@@ -50,3 +63,4 @@ def test_only_the_services_pods_reach_redis() -> None:
         "operator": "In",
         "values": SERVICE_PODS,
     }
+    assert "dominos-bots" not in expression["values"]

@@ -285,4 +285,4 @@ def test_the_procfile_defaults_are_the_launcher_defaults() -> None:
         defaults = set(re.findall(rf"\$\{{{spec.variable}:-(\d+)\}}", procfile))
         assert defaults == {str(spec.default)}, spec.variable
     names = re.findall(r"^([a-z]+):", procfile, re.MULTILINE)
-    assert names == ["redis", "nats", "table", "timer", "gateway", "ready"]
+    assert names == ["redis", "nats", "table", "timer", "bots", "gateway", "ready"]

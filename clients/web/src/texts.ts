@@ -694,6 +694,30 @@ const REASONS: Readonly<Record<string, Entry>> = {
     fr: "La pioche est vide, ou ce jeu n'en a pas.",
     en: "The stock is empty, or this game has none.",
   },
+  ROBOTS_UNAVAILABLE: {
+    fr: "Ce jeu n'a pas de joueurs ordinateur.",
+    en: "This game has no computer players.",
+  },
+  FRIENDLY_END_UNAVAILABLE: {
+    fr: "Cette table ne permet pas de terminer la partie à l'amiable.",
+    en: "This table has no friendly end.",
+  },
+  VOTE_OPEN: {
+    fr: "Un vote pour terminer la partie est en cours : la partie attend.",
+    en: "A vote to end the game is open: the game waits.",
+  },
+  NO_VOTE_OPEN: {
+    fr: "Aucun vote n'attend votre réponse.",
+    en: "No vote is waiting for your answer.",
+  },
+  ALREADY_PROPOSED: {
+    fr: "Vous avez déjà proposé de terminer pendant cette manche.",
+    en: "You already proposed to end during this round.",
+  },
+  ROBOT_SEAT: {
+    fr: "Un robot a pris votre place : vous n'êtes pas revenu à temps.",
+    en: "A robot took your seat: you did not come back in time.",
+  },
   VERSION_CONFLICT: {
     fr: "La table a changé entre-temps : regardez à nouveau et rejouez.",
     en: "The table changed meanwhile: look again and play again.",

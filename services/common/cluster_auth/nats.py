@@ -10,6 +10,9 @@ so an anonymous client is refused. Each service may touch only the subjects its 
   ``DOMINOS_TIMERS`` (binding it, acknowledging its messages).
 - ``timer`` reads table events (core subscription: it schedules their deadlines), creates
   the ``DOMINOS_TIMERS`` stream and publishes expiries (``dominos.v1.timer.expired``).
+- ``bots`` consumes robots' turns (``dominos.v1.robots.turn``: ids only) through the durable
+  queue consumer ``dominos-bots`` on ``DOMINOS_ROBOTS`` (and creates that stream); it reads
+  no table event, so it never sees a hand (issue 20). The table service publishes the turns.
 - ``gateway`` only reads table events: it publishes nothing and uses no JetStream API, so
   it can neither forge an event nor replay the stream's history.
 - ``admin`` (operators, the tests' assertions) may do everything.
@@ -32,6 +35,9 @@ from pathlib import Path
 from typing import Final
 
 from services.common.bus import (
+    ROBOT_CONSUMER,
+    ROBOT_STREAM,
+    ROBOT_SUBJECT,
     TABLE_STREAM,
     TABLE_SUBJECTS,
     TIMER_CONSUMER,
@@ -99,6 +105,9 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             # start before the timer service.
             *_create_or_update(TIMER_STREAM),
             *_bind_durable(TIMER_STREAM, TIMER_CONSUMER),
+            # Robots' turns (ids only, issue 20), and their stream.
+            ROBOT_SUBJECT,
+            *_create_or_update(ROBOT_STREAM),
         ),
         # No table events: the table service never reads the bus back.
         subscribe=(REPLY_INBOXES,),
@@ -114,6 +123,12 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             TABLE_SUBJECTS,
             REPLY_INBOXES,
         ),
+    ),
+    "bots": Permissions(
+        # The bots service reads robots' turns from its work queue (ids, no state) and acts
+        # through the table service's RobotService: it sees no table event, so no hand.
+        publish=(*_create_or_update(ROBOT_STREAM), *_bind_durable(ROBOT_STREAM, ROBOT_CONSUMER)),
+        subscribe=(REPLY_INBOXES,),
     ),
     "gateway": Permissions(
         # A gateway faces the internet: if it is taken over it must not be able to forge

@@ -270,6 +270,9 @@ REDIS_ACLS: Final[Mapping[str, RedisAcl]] = MappingProxyType(
             # renew: the presence index, then one leases hash per lease; release: hash, index.
             script_keys=(LEASES, PRESENCE),
         ),
+        # The bots service keeps nothing (issue 20: a robot's seat is found again from the
+        # robots' work queue): no key, no channel, nothing but the health check.
+        "bots": RedisAcl(keys=(), commands=_commands("ping")),
     }
 )
 

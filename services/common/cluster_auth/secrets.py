@@ -1,10 +1,11 @@
 """The secrets of one cluster and the environment each service is started with.
 
-Identities: ``table``, ``timer`` and ``gateway`` (one per service) and ``admin`` (operators'
-tools and the tests' own assertions: every right, never given to a service). Each has its own
-NATS password and Redis password; the user name is the identity. The seat-token secret goes
-to the table service only; the gateway proves itself to the table service with a caller
-credential ``gateway.<secret>`` that the table service accepts.
+Identities: ``table``, ``timer``, ``gateway`` and ``bots`` (one per service) and ``admin``
+(operators' tools and the tests' own assertions: every right, never given to a service).
+Each has its own NATS password and Redis password; the user name is the identity. The
+seat-token secret goes to the table service only; the gateway and the bots service prove
+themselves to the table service with caller credentials ``gateway.<secret>`` and
+``bots.<secret>`` that the table service accepts.
 
 Production keeps these in Kubernetes Secrets (see ``deploy/``); ``make run`` keeps them in
 ``.run/secrets.json`` (mode 0600, generated on first start); each test cluster generates its
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 #: The services' identities.
-SERVICES: Final = ("table", "timer", "gateway")
+SERVICES: Final = ("table", "timer", "gateway", "bots")
 #: The operators' identity (tools, tests' assertions): every right, no service runs as it.
 ADMIN: Final = "admin"
 IDENTITIES: Final = (*SERVICES, ADMIN)
@@ -48,11 +49,18 @@ class ClusterSecrets:
     redis_passwords: Mapping[str, str] = field(default_factory=_per_identity)
     #: The secret half of the gateway's credential towards the table service.
     gateway_caller_secret: str = field(default_factory=_new_secret)
+    #: The secret half of the bots service's credential towards the table service.
+    bots_caller_secret: str = field(default_factory=_new_secret)
 
     @property
     def gateway_credential(self) -> str:
         """What the gateway sends to the table service (``<caller>.<secret>``)."""
         return f"gateway.{self.gateway_caller_secret}"
+
+    @property
+    def bots_credential(self) -> str:
+        """What the bots service sends to the table service (``<caller>.<secret>``)."""
+        return f"bots.{self.bots_caller_secret}"
 
     def to_json(self) -> str:
         """The secrets as JSON (for a file only its owner may read)."""
@@ -62,6 +70,7 @@ class ClusterSecrets:
                 "nats_passwords": dict(self.nats_passwords),
                 "redis_passwords": dict(self.redis_passwords),
                 "gateway_caller_secret": self.gateway_caller_secret,
+                "bots_caller_secret": self.bots_caller_secret,
             },
             indent=2,
             sort_keys=True,
@@ -76,6 +85,7 @@ class ClusterSecrets:
             nats_passwords={**_per_identity(), **data.get("nats_passwords", {})},
             redis_passwords={**_per_identity(), **data.get("redis_passwords", {})},
             gateway_caller_secret=str(data["gateway_caller_secret"]),
+            bots_caller_secret=str(data.get("bots_caller_secret") or _new_secret()),
         )
 
     @classmethod
@@ -119,14 +129,16 @@ class ClusterSecrets:
 
     def secret_env(self, service: str) -> dict[str, str]:
         """The secrets ``service`` holds besides its connections: the token secret and the
-        callers it accepts (table), the credential it presents (gateway)."""
+        callers it accepts (table), the credential it presents (gateway, bots)."""
         if service not in SERVICES:
             raise ValueError(f"unknown service {service!r}")
         if service == "table":
             return {
                 "DOMINOS_TOKEN_SECRET": self.token_secret,
-                "DOMINOS_TABLE_CALLERS": self.gateway_credential,
+                "DOMINOS_TABLE_CALLERS": f"{self.gateway_credential},{self.bots_credential}",
             }
         if service == "gateway":
             return {"DOMINOS_CALLER_CREDENTIAL": self.gateway_credential}
+        if service == "bots":
+            return {"DOMINOS_CALLER_CREDENTIAL": self.bots_credential}
         return {}

@@ -17,15 +17,20 @@ from typing import Any, cast
 
 import nats
 import pytest
-from dominos.v1 import events_pb2
+from dominos.v1 import events_pb2, game_pb2
 from nats.aio.client import Client as NatsClient
 
+from services.bots.consumer import RobotTurnConsumer
 from services.common.bus import (
+    ROBOT_CONSUMER,
+    ROBOT_STREAM,
+    ROBOT_SUBJECT,
     TABLE_STREAM,
     TABLE_SUBJECT_PREFIX,
     TIMER_CONSUMER,
     TIMER_STREAM,
     TIMER_SUBJECT,
+    ensure_robot_stream,
     ensure_table_stream,
     ensure_timer_stream,
     message_id,
@@ -117,6 +122,10 @@ async def test_a_wrong_password_is_refused(
         ("timer", table_subject(TABLE_ID), "table"),
         ("gateway", TIMER_SUBJECT, "timer"),
         ("table", TIMER_SUBJECT, "timer"),
+        ("bots", table_subject(TABLE_ID), "table"),
+        ("bots", TIMER_SUBJECT, "timer"),
+        ("bots", ROBOT_SUBJECT, "table"),
+        ("gateway", ROBOT_SUBJECT, "table"),
     ],
 )
 async def test_only_the_owning_service_publishes_its_subject(
@@ -148,7 +157,19 @@ async def test_a_gateway_cannot_listen_beyond_the_table_events(nats_connect: Con
 # -- JetStream: nobody but admin reads the history --------------------------------------
 
 
-@pytest.mark.parametrize("identity", ["gateway", "timer", "table"])
+async def test_the_bots_service_cannot_listen_to_any_table_event_issue_20(
+    nats_connect: Connect,
+) -> None:
+    """A robot decides from its seat's view only: the bots service hears no table event
+    (every hand is in them), no expiry and nobody else's replies."""
+    bots = await connect_as(nats_connect, "bots")
+    for subject in (table_subject(TABLE_ID), TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT, ">"):
+        await bots.nc.subscribe(subject)
+        await bots.nc.flush()
+        await bots.violated("subscription", subject)
+
+
+@pytest.mark.parametrize("identity", ["gateway", "timer", "table", "bots"])
 async def test_no_service_can_replay_the_table_history(
     identity: str, nats_connect: Connect, nats_client: NatsClient
 ) -> None:
@@ -240,7 +261,35 @@ async def test_each_service_may_do_what_its_code_does(
     await wait_for(acknowledged, timeout=5)
     await first.stop()
     await second.stop()
-    for conn in (table, timer, gateway, second_replica):
+
+    # The robots' queue (issue 20): the table service creates it and publishes turns; the
+    # bots service creates it too, binds the shared durable consumer and acknowledges.
+    await ensure_robot_stream(table_js)
+    bots = await connect_as(nats_connect, "bots")
+    played: list[events_pb2.RobotTurn] = []
+
+    class Player:
+        async def play(self, turn: events_pb2.RobotTurn) -> str:
+            played.append(turn)
+            return "moved"
+
+    robots = RobotTurnConsumer(cast(Any, Player()), bots.nc)
+    await robots.start()
+    turn = events_pb2.RobotTurn(
+        table_id=TABLE_ID, version=3, seat=1, level=game_pb2.ROBOT_LEVEL_SOLID
+    )
+    sent = await table_js.publish(
+        ROBOT_SUBJECT, turn.SerializeToString(), headers={"Nats-Msg-Id": message_id(TABLE_ID, 3)}
+    )
+    await wait_for(lambda: played == [turn], timeout=5)
+
+    async def turn_acknowledged() -> bool:
+        info = await nats_client.jetstream().consumer_info(ROBOT_STREAM, ROBOT_CONSUMER)
+        return info.ack_floor.stream_seq == sent.seq and info.num_ack_pending == 0
+
+    await wait_for(turn_acknowledged, timeout=5)
+    await robots.stop()
+    for conn in (table, timer, gateway, second_replica, bots):
         assert conn.violations() == []
 
 

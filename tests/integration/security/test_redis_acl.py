@@ -350,7 +350,7 @@ async def test_no_service_is_granted_a_dangerous_or_admin_command(redis_client: 
 
 async def test_the_server_has_exactly_the_cluster_users(redis_client: Any) -> None:
     users = {_text(name) for name in await redis_client.acl_users()}
-    assert users == {"default", "table", "timer", "gateway", "admin"}
+    assert users == {"default", "table", "timer", "gateway", "bots", "admin"}
     default = await redis_client.acl_getuser("default")
     assert "off" in default["flags"]
 

@@ -26,6 +26,8 @@ ALLOWED = {
     "timer": {"timer", "common", "rules"},
     "gateway": {"gateway", "common", "rules"},
     "client": {"client", "common", "rules"},
+    "robots": {"robots", "rules"},
+    "bots": {"bots", "common", "robots", "rules"},
 }
 #: Third-party packages the rules engine must never import (it is pure: state in, state out).
 IMPURE = {"grpc", "redis", "nats", "dominos", "time", "random", "secrets", "asyncio"}
@@ -51,10 +53,12 @@ def test_a_package_imports_only_what_its_boundary_allows(package: str) -> None:
     assert not crossings, sorted(crossings)
 
 
-def test_the_rules_engine_imports_no_io_clock_or_randomness() -> None:
+@pytest.mark.parametrize("package", ["rules", "robots"])
+def test_the_pure_packages_import_no_io_clock_or_randomness(package: str) -> None:
+    """The engine and the computer players are pure (a random source is passed in)."""
     impure = {
         f"{path.relative_to(ROOT)} imports {name}"
-        for path in _modules("rules")
+        for path in _modules(package)
         for name in _imports(path)
         if name.split(".")[0] in IMPURE
     }

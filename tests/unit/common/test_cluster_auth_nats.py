@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from services.common.bus import (
+    ROBOT_STREAM,
+    ROBOT_SUBJECT,
     TABLE_SUBJECT_PREFIX,
     TIMER_STREAM,
     TIMER_SUBJECT,
@@ -37,16 +39,34 @@ def test_every_service_has_permissions_and_admin_has_every_right() -> None:
 def test_each_subject_has_one_publisher_and_gateways_publish_nothing() -> None:
     publishers = {
         subject: [s for s in SERVICES if subject in PERMISSIONS[s].publish]
-        for subject in (TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT)
+        for subject in (TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT, ROBOT_SUBJECT)
     }
-    assert publishers == {TABLE_SUBJECT_PREFIX + ">": ["table"], TIMER_SUBJECT: ["timer"]}
+    assert publishers == {
+        TABLE_SUBJECT_PREFIX + ">": ["table"],
+        TIMER_SUBJECT: ["timer"],
+        ROBOT_SUBJECT: ["table"],
+    }
     assert PERMISSIONS["gateway"].publish == ()
     assert PERMISSIONS["gateway"].subscribe == (TABLE_SUBJECT_PREFIX + ">",)
     for service in SERVICES:  # no service may use the whole JetStream API
         for subject in PERMISSIONS[service].publish:
             assert ">" not in subject or subject.startswith(
-                (TABLE_SUBJECT_PREFIX, "$JS.ACK.", f"$JS.API.CONSUMER.CREATE.{TIMER_STREAM}.")
+                (
+                    TABLE_SUBJECT_PREFIX,
+                    "$JS.ACK.",
+                    f"$JS.API.CONSUMER.CREATE.{TIMER_STREAM}.",
+                    f"$JS.API.CONSUMER.CREATE.{ROBOT_STREAM}.",
+                )
             ), subject
+
+
+def test_the_bots_service_reads_no_table_event_issue_20() -> None:
+    """A robot decides from its seat's view only: the bots service cannot subscribe to the
+    table events (every hand is in them) nor read their stream through JetStream."""
+    bots = PERMISSIONS["bots"]
+    assert bots.subscribe == ("_INBOX.>",)
+    assert not any(s.startswith(TABLE_SUBJECT_PREFIX) for s in bots.publish)
+    assert not any("DOMINOS_TABLES" in s for s in bots.publish)
 
 
 def test_the_config_has_one_user_per_identity_and_no_anonymous_access(

@@ -50,6 +50,7 @@ SCRIPTS = {
     ),
     "timer": (claims._CLAIM, presence._CLAIM_EXPIRED_LEASE, membership._HEARTBEAT),
     "gateway": (presence._RENEW_LEASES, presence._RELEASE_LEASE),
+    "bots": (),  # it keeps nothing in Redis
 }
 
 
@@ -98,13 +99,19 @@ def test_who_may_read_and_write_what(identity: str, key: str, rights: set[str]) 
     assert _rights(identity, KEYS[key]) == rights
 
 
-@pytest.mark.parametrize("identity", SERVICES)
+@pytest.mark.parametrize("identity", [s for s in SERVICES if SCRIPTS[s]])
 def test_every_command_of_a_services_scripts_is_granted(identity: str) -> None:
     used = set()
     for script in SCRIPTS[identity]:
         used |= {c.lower() for c in re.findall(r"redis\.call\('([A-Z]+)'", script)}
     assert used
     assert used <= set(acl.REDIS_ACLS[identity].commands)
+
+
+def test_the_bots_service_may_touch_no_key_and_run_nothing_but_ping_issue_20() -> None:
+    bots = acl.acl_of("bots")
+    assert bots.keys == () and bots.channels == () and bots.script_keys == ()
+    assert bots.command_rules() == "-@all +ping"
 
 
 def test_only_the_services_have_restricted_users_and_admin_has_everything() -> None:

@@ -35,22 +35,32 @@ from services.rules import (
 from services.rules import (
     PRESETS as PRESET_RULES,
 )
+from services.rules.commands import AnswerEnd, ProposeEnd
+from services.rules.errors import RuleError
 from services.rules.events import (
     Drew,
+    EndAnswered,
+    EndProposed,
     Event,
+    HandedOver,
     Passed,
     PresenceChanged,
+    RobotSeated,
     RoundDealt,
     SeatFreed,
     SeatTaken,
     TableCreated,
     TargetChanged,
     TileLaid,
+    VoteClosed,
 )
+from services.rules.options import NO_OPTIONS, TableOptions
+from services.rules.robot_seats import humans
 from services.rules.state import AutoCause, End, Outcome
 from services.rules.tiles import HIGH, INDEX, LOW, numbers_of, tile_index
 from testing.games import drive, new_game, tiles_in
 from tests.unit.rules.builders import NOW, TIMING, in_play, lobby
+from tests.unit.rules.option_builders import table as option_table
 from tests.unit.rules.rule_builders import lobby_of
 
 SERVER_TIME = 1_767_225_612_345
@@ -65,6 +75,11 @@ ACTION_KINDS = {
     Passed: game_pb2.ACTION_KIND_PASSED,
     PresenceChanged: game_pb2.ACTION_KIND_PRESENCE,
     Drew: game_pb2.ACTION_KIND_DREW,
+    RobotSeated: game_pb2.ACTION_KIND_ROBOT_SEATED,
+    HandedOver: game_pb2.ACTION_KIND_HANDED_OVER,
+    EndProposed: game_pb2.ACTION_KIND_END_PROPOSED,
+    EndAnswered: game_pb2.ACTION_KIND_END_ACCEPTED,
+    VoteClosed: game_pb2.ACTION_KIND_VOTE_CLOSED,
 }
 PRESETS = {
     "classic": game_pb2.PRESET_CLASSIC,
@@ -121,6 +136,8 @@ def assert_summary_mirrors(
 def assert_action_mirrors(action: game_pb2.LastAction, event: Event) -> None:
     assert action.kind == ACTION_KINDS[type(event)]
     seat = getattr(event, "seat", 0 if isinstance(event, (TableCreated, TargetChanged)) else None)
+    if seat == NOBODY:
+        seat = None  # an expired vote
     assert action.HasField("seat") is (seat is not None)
     if seat is not None:
         assert action.seat == seat
@@ -137,6 +154,17 @@ def assert_action_mirrors(action: game_pb2.LastAction, event: Event) -> None:
     assert action.drawn == (event.count if isinstance(event, Drew) else 0)
     assert action.points == (event.points if isinstance(event, TileLaid) else 0)
     assert action.connected is (isinstance(event, PresenceChanged) and event.connected)
+    level = event.level if isinstance(event, (RobotSeated, HandedOver)) else 0
+    assert action.robot == level
+    until = (
+        event.until_ms
+        if isinstance(event, HandedOver)
+        else event.deadline_ms
+        if isinstance(event, EndProposed)
+        else 0
+    )
+    assert action.until_ms == until
+    assert action.vote_outcome == (event.outcome if isinstance(event, VoteClosed) else 0)
 
 
 CHECKED_FIELDS = {
@@ -172,7 +200,42 @@ CHECKED_FIELDS = {
     "spinner_index",
     "side_scores",
     "winner_side",
+    "options",
+    "vote",
+    "unscored",
+    "laid_per_number",
 }
+
+
+def assert_options_mirror(
+    message: game_pb2.TableView, view: SeatView, voters: int, chosen: TableOptions
+) -> None:
+    """Issue 20's fields: the options as chosen, the vote, the unscored end, the aid."""
+    options = message.options
+    assert message.HasField("options") is (view.options != NO_OPTIONS)
+    assert view.options == chosen
+    assert [int(level) for level in options.practice] == list(chosen.practice)
+    assert (int(options.fill_empty_seats), int(options.replace_disconnected)) == (
+        chosen.fill_level,
+        chosen.replace_level,
+    )
+    assert options.return_seconds == (chosen.return_ms // 1000 if chosen.replace_level else 0)
+    assert options.friendly_end is chosen.friendly_end
+    assert options.vote_seconds == (chosen.vote_ms // 1000 if chosen.friendly_end else 0)
+    assert options.count_aid is chosen.count_aid
+    assert message.unscored is view.unscored
+    assert tuple(message.laid_per_number) == view.laid_per_number
+    assert message.HasField("vote") is (view.vote is not None)
+    if view.vote is not None:
+        vote = message.vote
+        assert (vote.proposer, vote.deadline_ms) == (view.vote.proposer, view.vote.deadline_ms)
+        accepted = [s for s in range(4) if view.vote.accepted >> s & 1]
+        assert list(vote.accepted) == accepted
+        assert list(vote.waiting) == [s for s in range(4) if voters >> s & 1 and s not in accepted]
+    for info, public in zip(message.seats, view.seats, strict=True):
+        assert info.robot == public.robot
+        assert info.stand_in_until_ms == public.stand_in_until_ms
+        assert info.stand_in == (chosen.replace_level if public.stand_in_until_ms else 0)
 
 
 def assert_rules_mirror(message: game_pb2.RuleSet, rules: RuleSet) -> None:
@@ -215,6 +278,7 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
         assert info.tile_count == public.tile_count
         assert tuple(info.passed_on) == public.passed_on
         assert (info.side, info.score) == (public.side, view.scores[public.side])
+        assert info.drawn == public.drawn
     assert message.your_seat == view.your_seat
     assert [pair(t) for t in message.hand] == [halves(t) for t in view.hand]
     assert [(pair(m.tile), m.end, m.points) for m in message.legal_moves] == [
@@ -261,6 +325,10 @@ def assert_mirrors(message: game_pb2.TableView, view: SeatView, server_time_ms: 
         assert message.winner_side == view.winner
     assert_action_mirrors(message.last_action, view.last_action)
     assert message.consecutive_passes == view.consecutive_passes
+    if view.options == NO_OPTIONS:
+        assert not message.HasField("options") and not message.HasField("vote")
+        assert not message.unscored and list(message.laid_per_number) == []
+        assert all(not (i.robot or i.stand_in or i.stand_in_until_ms) for i in message.seats)
 
 
 def test_the_mirror_check_covers_every_field_of_table_view() -> None:
@@ -291,7 +359,9 @@ def test_every_field_mirrors_view_for_in_every_phase_and_for_every_seat() -> Non
             phases.add(message.phase)
             kinds.add(message.last_action.kind)
     assert phases == {int(p) for p in Phase}
-    assert kinds == set(ACTION_KINDS.values()) - {game_pb2.ACTION_KIND_DREW}
+    robots_and_votes = {ACTION_KINDS[k] for k in (RobotSeated, HandedOver, EndProposed)}
+    robots_and_votes |= {ACTION_KINDS[k] for k in (EndAnswered, VoteClosed)}
+    assert kinds == set(ACTION_KINDS.values()) - {game_pb2.ACTION_KIND_DREW} - robots_and_votes
 
 
 def _preset_game(rules: RuleSet, rng: random.Random) -> list[TableState]:
@@ -629,3 +699,72 @@ def test_s6_while_a_round_is_live_no_view_carries_a_tile_of_another_seats_hand(
             others = set().union(*(hands[s] for s in range(4) if s != seat))
             assert not _tiles_shown(message) & others
             assert {INDEX[t.low][t.high] for t in message.hand} == hands[seat]
+
+
+def _option_game(
+    rules: RuleSet, options: TableOptions, people: int, rng: random.Random
+) -> list[TableState]:
+    """Every state of one game with ``options``: random moves, presence changes (late
+    returns too), proposals and answers, clocks running out."""
+    state = option_table(rules, options, people)
+    state = apply(state, Start(0, rng.getrandbits(128)), NOW).state
+    states, now = [state], NOW
+    for _ in range(1_500):
+        if state.phase in (Phase.FINISHED, Phase.CLOSED):
+            break
+        now += rng.choice((500, 1_000, 40_000))
+        rnd = state.round
+        seat = rng.randrange(rules.seats)
+        roll = rng.random()
+        if state.phase is not Phase.PLAYING or rnd is None or roll < 0.1:
+            command: Any = Expire(state.turn_number)
+            now = max(now, state.deadline_ms)
+        elif roll < 0.2:
+            command = SetPresence(seat, not state.connected[seat])
+        elif roll < 0.25:
+            command = ProposeEnd(seat)
+        elif state.vote is not None:
+            command = AnswerEnd(seat, rng.random() < 0.8)
+        elif moves := legal_moves(state, rnd.turn):
+            command = rng.choice(moves)
+        elif can_draw(state, rnd.turn):
+            command = Draw(rnd.turn)
+        else:
+            command = Pass(rnd.turn)
+        try:
+            state = apply(state, command, now).state
+        except RuleError:
+            continue
+        states.append(state)
+    return states
+
+
+OPTION_TABLES = [
+    ("site", TableOptions(practice=(1, 2, 3), friendly_end=True, count_aid=True), 1),
+    ("site", TableOptions(fill_level=2, replace_level=3, friendly_end=True, return_ms=60_000), 2),
+    ("web_fives", TableOptions(replace_level=1, return_ms=60_000, count_aid=True), 4),
+    ("classic", TableOptions(count_aid=True), 4),
+]
+
+
+@pytest.mark.parametrize(("name", "options", "people"), OPTION_TABLES)
+def test_every_field_mirrors_view_for_at_tables_with_options(
+    name: str, options: TableOptions, people: int
+) -> None:
+    """Issue 20: robots, stand-ins, votes, the unscored end and the count aid are copied as
+    the projection gives them, for every seat."""
+    rules = PRESET_RULES[name]
+    kinds: set[int] = set()
+    for number in range(3):
+        for state in _option_game(rules, options, people, random.Random(number)):
+            for seat in range(rules.seats):
+                message = table_view(state, seat, SERVER_TIME)
+                view = view_for(state, seat)
+                assert_mirrors(message, view, SERVER_TIME)
+                assert_options_mirror(message, view, humans(state), options)
+                kinds.add(message.last_action.kind)
+    if options.friendly_end:  # a single person's proposal ends the game at once
+        assert game_pb2.ACTION_KIND_VOTE_CLOSED in kinds
+        assert (game_pb2.ACTION_KIND_END_PROPOSED in kinds) is (people > 1)
+    if options.replace_level:
+        assert game_pb2.ACTION_KIND_HANDED_OVER in kinds

@@ -46,6 +46,12 @@ EXPECTED_CODES = {
     e.RulesUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     e.MustDraw: grpc.StatusCode.FAILED_PRECONDITION,
     e.CannotDraw: grpc.StatusCode.FAILED_PRECONDITION,
+    e.RobotsUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    e.FriendlyEndUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    e.VoteOpen: grpc.StatusCode.FAILED_PRECONDITION,
+    e.NoVoteOpen: grpc.StatusCode.FAILED_PRECONDITION,
+    e.AlreadyProposed: grpc.StatusCode.FAILED_PRECONDITION,
+    e.RobotSeat: grpc.StatusCode.PERMISSION_DENIED,
 }
 
 

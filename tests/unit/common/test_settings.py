@@ -26,6 +26,8 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_TURN_SECONDS": ("turn_seconds", 45.0),
     "DOMINOS_AWAY_TURN_SECONDS": ("away_turn_seconds", 5.0),
     "DOMINOS_ROUND_BREAK_SECONDS": ("round_break_seconds", 10.0),
+    "DOMINOS_ROBOT_THINK_MIN_SECONDS": ("robot_think_min_seconds", 0.8),
+    "DOMINOS_ROBOT_THINK_MAX_SECONDS": ("robot_think_max_seconds", 2.5),
     "DOMINOS_LOBBY_TTL_SECONDS": ("lobby_ttl_seconds", 3600.0),
     "DOMINOS_FINISHED_TTL_SECONDS": ("finished_ttl_seconds", 86400.0),
     "DOMINOS_SHUTDOWN_GRACE_SECONDS": ("shutdown_grace_seconds", 10.0),
@@ -94,7 +96,7 @@ def test_defaults_milliseconds() -> None:
 
 
 #: Durations only ever read in seconds (the shutdown's drain is handed to asyncio as such).
-SECONDS_ONLY = {"shutdown_drain_seconds"}
+SECONDS_ONLY = {"shutdown_drain_seconds", "robot_think_min_seconds", "robot_think_max_seconds"}
 
 
 def test_every_duration_read_in_ms_has_an_int_ms_property() -> None:
@@ -298,7 +300,9 @@ def test_markdown_table_lists_every_variable_with_its_default() -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `DOMINOS_")]
     assert len(rows) == len(EXPECTED_DEFAULTS)
     for name, (_, default) in EXPECTED_DEFAULTS.items():
-        shown = str(int(default)) if isinstance(default, float | bool) else str(default)
+        shown = str(default)
+        if isinstance(default, float | bool) and float(default).is_integer():
+            shown = str(int(default))
         assert any(row.startswith(f"| `{name}` | `{shown}` |") for row in rows), name
 
 

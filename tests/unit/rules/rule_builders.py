@@ -3,14 +3,27 @@ chosen hands, ends and stock."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from services.rules import NOBODY, Create, Join, Phase, RoundState, TableState, apply, create
 from services.rules.events import RoundDealt
-from services.rules.rulesets import RuleSet
+from services.rules.rulesets import PRESETS, RuleSet, preset
 from services.rules.tiles import NO_END
 
 from .builders import NOW, TIMING, hand, tiles
 
 NAMES = ("Alice", "Bob", "Chloé", "David")
+
+
+def layouts(names: Iterable[str] | None = None) -> list[RuleSet]:
+    """Every ``(seats, hand size, teams)`` layout of the presets ``names`` (all: ``None``),
+    each as its adjusted rule set."""
+    chosen = PRESETS if names is None else names
+    return [
+        preset(name, seats=seats, hand_size=hand_size, teams=teams)
+        for name in chosen
+        for seats, hand_size, teams in PRESETS[name].layouts
+    ]
 
 
 def lobby_of(rules: RuleSet, target: int | None = None) -> TableState:

@@ -34,18 +34,14 @@ from services.rules import (
 )
 from services.rules import errors as e
 from services.rules.events import Drew, Passed, RoundEnded, TileLaid
-from services.rules.rulesets import PRESETS, RuleSet, preset
+from services.rules.rulesets import PRESETS, RuleSet
 from services.rules.tiles import INDEX
 
 from .builders import TIMING
+from .rule_builders import layouts
 
-#: Every playable (preset, layout) pair: all fives is not available yet.
-LAYOUTS = [
-    preset(name, seats=seats, hand_size=hand_size, teams=teams)
-    for name, rules in PRESETS.items()
-    if name != "web_fives"
-    for seats, hand_size, teams in rules.layouts
-]
+#: Every (preset, layout) pair but all fives' (test_fives_properties.py has its own).
+LAYOUTS = layouts(name for name in PRESETS if name != "web_fives")
 RULES = st.sampled_from(LAYOUTS)
 SEEDS = st.integers(min_value=0, max_value=2**128 - 1)
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

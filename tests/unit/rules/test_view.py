@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from services.rules import NOBODY, Pass, Phase, Start, apply, view_for
+from services.rules import NOBODY, Pass, Phase, Start, apply, legal_moves, view_for
+from services.rules.options import TableOptions
 from services.rules.state import End
 from services.rules.tiles import tile_index, tiles_of
 
 from .builders import NOW, in_play, lobby
+from .option_builders import WEB_DRAW_2, started
 
 
 def test_s6_a_seat_sees_its_own_hand_and_only_counts_of_the_others() -> None:
@@ -56,3 +58,24 @@ def test_the_lobby_view_lists_free_seats_and_the_host() -> None:
     assert [s.occupied for s in view.seats] == [True, True, False, False]
     assert [s.host for s in view.seats] == [True, False, False, False]
     assert view.hand == () and view.round_number == 0 and view.turn_seat == NOBODY
+
+
+def test_the_count_aid_shows_how_many_laid_tiles_carry_each_number_seed_004() -> None:
+    state = started(WEB_DRAW_2, TableOptions(count_aid=True), humans=2)
+    assert view_for(state, 0).laid_per_number == (0,) * 7
+    for _ in range(3):
+        assert state.round is not None
+        moves = legal_moves(state, state.round.turn)
+        if not moves:
+            break
+        state = apply(state, moves[-1], 2_000_000).state
+    assert state.round is not None
+    laid = [0] * 7
+    for code in state.round.chain:
+        low, high = sorted((code >> 3 & 7, code & 7))
+        laid[low] += 1
+        if high != low:
+            laid[high] += 1
+    assert view_for(state, 1).laid_per_number == tuple(laid)
+    plain = started(WEB_DRAW_2, TableOptions(), humans=2)
+    assert view_for(plain, 0).laid_per_number == ()

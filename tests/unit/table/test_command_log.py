@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from services.rules import (
     CLASSIC,
+    AnswerEnd,
     Command,
     Create,
     Draw,
@@ -23,6 +24,7 @@ from services.rules import (
     Pass,
     Phase,
     Play,
+    ProposeEnd,
     SetPresence,
     SetTarget,
     Start,
@@ -30,6 +32,7 @@ from services.rules import (
     preset,
     replay,
 )
+from services.rules.options import TableOptions
 from services.rules.state import End
 from services.table.command_log import LogFormatError, decode_log, encode_entry, encode_log
 from testing.games import EPOCH_MS, TIMING, drive, new_game
@@ -50,7 +53,19 @@ EVERY_KIND: list[LogEntry] = [
     (SetPresence(1, True), EPOCH_MS + 81_000),
     (Expire(300), EPOCH_MS + 126_000),
     (Draw(3), EPOCH_MS + 126_500),  # not Draw(2): it would equal Pass(2) as a tuple
+    (ProposeEnd(0), EPOCH_MS + 127_000),  # issue 20; not (1): it would equal Leave(1)
+    (AnswerEnd(0, True), EPOCH_MS + 127_001),
+    (AnswerEnd(3, False), EPOCH_MS + 127_002),
 ]
+#: A create entry of a table with options (issue 20): robots, friendly end, count aid.
+OPTIONS_CREATE: Final = Create(
+    "Qm9uam91ciBsZXMgYW1pcw",
+    "Zoé",
+    100,
+    Timing(45_000, 5_000, 10_000),
+    preset("site", seats=4, teams=True),
+    TableOptions((1, 2, 3), 2, 3, 240_000, True, 20_000, True),
+)
 #: A create entry of a table with another rule set (D9): its rule set is in the log.
 SITE_CREATE: Final = Create(
     "Qm9uam91ciBsZXMgYW1pcw",
@@ -143,8 +158,20 @@ def test_entry_tags_follow_the_documented_layout_kind_then_seat() -> None:
     assert tags[SetPresence(1, True)] == 0x71
     assert tags[Expire(300)] == 0x80
     assert tags[Draw(3)] == 0x93
+    assert tags[ProposeEnd(0)] == 0xA0
+    assert tags[AnswerEnd(3, False)] == 0xB3
     assert encode_entry(EVERY_KIND[0][0], 0, 0)[0] == 0x00
     assert encode_entry(SITE_CREATE, 0, 0)[0] == 0x1F
+    assert encode_entry(OPTIONS_CREATE, 0, 0)[0] == 0x2F
+
+
+def test_a_table_with_options_keeps_them_in_the_log_issue_20() -> None:
+    entries: list[LogEntry] = [(OPTIONS_CREATE, EPOCH_MS), (Start(0, 7), EPOCH_MS + 3)]
+    assert decode_log(encode_log(entries)) == entries
+    classic_aid = Create("Qm9uam91ciBsZXMgYW1pcw", "Zoé", options=TableOptions(count_aid=True))
+    decoded = decode_log(encode_log([(classic_aid, EPOCH_MS)]))[0][0]
+    assert decoded == classic_aid and isinstance(decoded, Create)
+    assert decoded.rules is CLASSIC
 
 
 def test_a_table_of_another_rule_set_keeps_its_rule_set_in_the_log() -> None:
@@ -244,7 +271,7 @@ def test_a_log_cut_inside_any_entry_is_rejected() -> None:
                 decode_log(data[:cut])
 
 
-@pytest.mark.parametrize("kind", range(0xA, 0x10))
+@pytest.mark.parametrize("kind", range(0xC, 0x10))
 @pytest.mark.parametrize("seat", [0, 3, 15])
 def test_an_unknown_entry_tag_is_rejected(kind: int, seat: int) -> None:
     valid = encode_log(EVERY_KIND[:2])
