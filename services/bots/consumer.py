@@ -26,6 +26,7 @@ from services.common.bus import (
     ensure_robot_stream,
 )
 from services.common.logging import get_logger
+from services.common.tasks import BoundedTasks
 
 #: Turns a replica thinks about at once (each mostly waits: its think time).
 MAX_CONCURRENT: Final = 1024
@@ -53,8 +54,7 @@ class RobotTurnConsumer:
         self.stream_replicas = stream_replicas
         self.on_outcome = on_outcome
         self._subscription: Any = None
-        self._slots = asyncio.Semaphore(MAX_CONCURRENT)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BoundedTasks(MAX_CONCURRENT)
         self._stopping = False
 
     async def start(self) -> None:
@@ -77,26 +77,20 @@ class RobotTurnConsumer:
         if self._subscription is not None:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.cancel()
+        await self._tasks.wait()
 
     async def _on_message(self, msg: Any) -> None:
         if self._stopping:
             with contextlib.suppress(Exception):
                 await msg.nak()
             return
-        await self._slots.acquire()
-        task = asyncio.create_task(self._handle(msg))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._tasks.spawn(self._handle(msg))
 
     async def _handle(self, msg: Any) -> None:
         try:
             turn = events_pb2.RobotTurn.FromString(msg.data)
         except Exception:
-            self._slots.release()
             log.warning("bots.bad_message")
             await msg.term()
             return
@@ -112,7 +106,6 @@ class RobotTurnConsumer:
             outcome = "failed"
         finally:
             metrics.IN_PROGRESS.dec()
-            self._slots.release()
         metrics.TURNS.labels(outcome).inc()
         if self.on_outcome is not None:
             self.on_outcome(outcome)

@@ -194,9 +194,9 @@ def options_message(options: TableOptions) -> game_pb2.TableOptions:
 
 
 def _copy_options(message: game_pb2.TableView, view: SeatView, state: TableState) -> None:
-    """Options, the open vote, the unscored end and the count aid (issue 20)."""
-    if view.options.robots or view.options.friendly_end or view.options.count_aid:
-        message.options.CopyFrom(options_message(view.options))
+    """Options, the open vote, the unscored end and the count aid (issue 20), for a table
+    whose host chose options."""
+    message.options.CopyFrom(options_message(view.options))
     message.unscored = view.unscored
     message.laid_per_number.extend(view.laid_per_number)
     vote = view.vote

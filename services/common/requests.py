@@ -160,10 +160,6 @@ def options(choice: game_pb2.TableOptions, rules: RuleSet) -> TableOptions:
     FAILED_PRECONDITION / ROBOTS_UNAVAILABLE, the friendly end outside seed 004's preset
     FRIENDLY_END_UNAVAILABLE, anything out of range INVALID_ARGUMENT / RULES_INVALID naming
     the field."""
-    seconds = {"return_seconds": choice.return_seconds, "vote_seconds": choice.vote_seconds}
-    for field, value in seconds.items():
-        if value > 3600:  # far outside any range: refused before any arithmetic
-            raise invalid(Reason.RULES_INVALID, f"{field} is out of range", field=field)
     chosen = TableOptions(
         practice=tuple(int(level) for level in choice.practice),
         fill_level=int(choice.fill_empty_seats),

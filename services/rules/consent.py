@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import errors
 from .commands import AnswerEnd, ProposeEnd
 from .events import EndAnswered, EndProposed, VoteClosed
-from .robot_seats import humans, robot_plays
+from .robot_seats import humans, person_there
 from .state import NOBODY, Phase, TableState, Vote, VoteOutcome
 from .transition import Transition
 
@@ -111,10 +111,8 @@ def _resume(state: TableState, event: VoteClosed, now_ms: int) -> Transition:
     assert vote is not None
     left = vote.paused_ms
     rnd = state.round
-    if state.phase is Phase.PLAYING and rnd is not None:
-        seat = rnd.turn
-        if not state.connected[seat] or robot_plays(state, seat):
-            left = min(left, state.timing.away_ms)
+    if state.phase is Phase.PLAYING and rnd is not None and not person_there(state, rnd.turn):
+        left = min(left, state.timing.away_ms)
     new_state = state._replace(
         version=state.version + 1,
         vote=None,

@@ -63,12 +63,11 @@ from .events import (
 )
 from .names import skeleton, validate_name
 from .openers import opening
-from .options import validate_options
+from .options import NO_OPTIONS, validate_options
 from .rulesets import CLASSIC, Scoring, validate_rules, validate_target
 from .scoring import score_round
 from .state import (
     HOST_SEAT,
-    NO_SEAT_VALUES,
     NOBODY,
     SEATS,
     AutoCause,
@@ -293,7 +292,7 @@ def apply(state: TableState, command: Command, now_ms: int) -> Transition:
     A seat whose player did not come back within the return window is first given to its
     robot for good (``robot_seats.settle``), in the same version as the command."""
     settled: tuple[Event, ...] = ()
-    if state.stand_ins != NO_SEAT_VALUES:
+    if state.options is not NO_OPTIONS:
         state, settled = robot_seats.settle(state, now_ms)
     if type(command) is Play:
         result = _play(state, command, now_ms)
@@ -435,8 +434,7 @@ def _turn_deadline(state: TableState, seat: int, now_ms: int) -> int:
     """A turn's clock: the full turn for a person who is there, else the short clock (an
     away player, S3; a robot, whose service acts well within it, issue 20)."""
     timing = state.timing
-    there = state.connected[seat] and not robot_seats.robot_plays(state, seat)
-    return now_ms + (timing.turn_ms if there else timing.away_ms)
+    return now_ms + (timing.turn_ms if robot_seats.person_there(state, seat) else timing.away_ms)
 
 
 def _deal(state: TableState, number: int, now_ms: int) -> Transition:
@@ -656,9 +654,9 @@ def _next_turn(
             _new(RoundState, round_fields),
             None,
             state.turn_number + 1,
-            _turn_deadline(state, nxt, now_ms)
-            if state.robots is not NO_SEAT_VALUES or state.stand_ins is not NO_SEAT_VALUES
-            else now_ms + (timing.turn_ms if state.connected[nxt] else timing.away_ms),
+            now_ms + (timing.turn_ms if state.connected[nxt] else timing.away_ms)
+            if state.options is NO_OPTIONS  # no robot can play any seat
+            else _turn_deadline(state, nxt, now_ms),
             NOBODY,
             events[-1],
             state.rules,

@@ -31,6 +31,12 @@ def robot_plays(state: TableState, seat: int) -> bool:
     return bool(state.robots[seat] or state.stand_ins[seat])
 
 
+def person_there(state: TableState, seat: int) -> bool:
+    """Whether ``seat``'s own player is there to play it (connected, no robot playing it):
+    only then does its turn get the full clock."""
+    return state.connected[seat] and not robot_plays(state, seat)
+
+
 def humans(state: TableState) -> int:
     """The mask of the seats held by people (whether connected or not)."""
     mask = 0
@@ -41,16 +47,19 @@ def humans(state: TableState) -> int:
 
 
 def seat_robots(
-    state: TableState, seats_levels: tuple[tuple[int, int], ...]
+    state: TableState, seats_levels: tuple[tuple[int, int], ...], *, named: bool = True
 ) -> tuple[TableState, tuple[Event, ...]]:
-    """``state`` with a robot of each ``(seat, level)`` seated (connected: a robot is always
-    there); the version is not changed (the caller's command does)."""
+    """``state`` with a robot of each ``(seat, level)`` holding the seat (connected: a robot
+    is always there; named ``Robot N`` unless ``named`` is False: a seat a robot keeps for
+    its player keeps the player's name); the version is not changed (the caller's command
+    does)."""
     names = list(state.names)
     robots = list(state.robots)
     connected = list(state.connected)
     events: list[Event] = []
     for seat, level in seats_levels:
-        names[seat] = robot_name(tuple(names), seat)
+        if named:
+            names[seat] = robot_name(tuple(names), seat)
         robots[seat] = level
         connected[seat] = True
         events.append(RobotSeated(seat, level))
@@ -104,19 +113,10 @@ def settle(state: TableState, now_ms: int) -> tuple[TableState, tuple[Event, ...
     due = tuple(s for s, until in enumerate(state.stand_ins) if until and now_ms >= until)
     if not due:
         return state, ()
-    robots = list(state.robots)
-    stand_ins = list(state.stand_ins)
-    connected = list(state.connected)
+    stand_ins = tuple(0 if s in due else until for s, until in enumerate(state.stand_ins))
     level = state.options.replace_level
-    events: list[Event] = []
-    for seat in due:
-        robots[seat] = level
-        stand_ins[seat] = 0
-        connected[seat] = True
-        events.append(RobotSeated(seat, level))
-    settled = state._replace(
-        robots=tuple(robots),  # type: ignore[arg-type]
-        stand_ins=tuple(stand_ins),  # type: ignore[arg-type]
-        connected=tuple(connected),  # type: ignore[arg-type]
+    return seat_robots(
+        state._replace(stand_ins=stand_ins),  # type: ignore[arg-type]
+        tuple((seat, level) for seat in due),
+        named=False,
     )
-    return settled, tuple(events)

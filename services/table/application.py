@@ -206,6 +206,12 @@ def _not_a_robot_seat(message: str = "no robot plays this seat") -> ServiceError
     return ServiceError(grpc.StatusCode.PERMISSION_DENIED, Reason.ROBOT_SEAT, message)
 
 
+def _require_robot_seat(state: TableState, seat: int) -> None:
+    """ROBOT_SEAT unless a robot plays ``seat`` of ``state`` now."""
+    if not (0 <= seat < state.rules.seats and robot_plays(state, seat)):
+        raise _not_a_robot_seat()
+
+
 def _version_conflict(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.ABORTED, Reason.VERSION_CONFLICT, message)
 
@@ -406,10 +412,8 @@ class TableApp:
         a person there gets; ROBOT_SEAT when no robot plays the seat (any more)."""
         requests.table_id(table_id)
         record = await self._load(table_id)
-        state = record.state
-        if not 0 <= seat < state.rules.seats or not robot_plays(state, seat):
-            raise _not_a_robot_seat()
-        return table_view(state, seat, self.now_ms())
+        _require_robot_seat(record.state, seat)
+        return table_view(record.state, seat, self.now_ms())
 
     async def robot_act(self, seat: int, request: RobotMove) -> game_pb2.TableView:
         """A robot's move for ``seat``, checked like a person's (issue 20). Refused with
@@ -591,10 +595,8 @@ class TableApp:
 
         async def decide(record: TableRecord, now: int) -> Write[Acted] | Acted:
             acting = seat if seat is not None else self._seat_of(record, token, leaving)
-            if robot and not (
-                0 <= acting < record.state.rules.seats and robot_plays(record.state, acting)
-            ):
-                raise _not_a_robot_seat()
+            if robot:
+                _require_robot_seat(record.state, acting)
             kept = record.seats[acting].requests
             earlier = request.earlier(kept) if request is not None else None
             if earlier is not None:

@@ -10,7 +10,6 @@ taken the seat's lease again meanwhile.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any, Final
@@ -26,6 +25,7 @@ from services.common.bus import (
 )
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
+from services.common.tasks import BoundedTasks
 from services.table.application import TableApp
 
 MAX_CONCURRENT: Final = 64
@@ -51,8 +51,7 @@ class TimerConsumer:
         self.on_expired = on_expired
         self.stream_replicas = stream_replicas
         self._subscription: Any = None
-        self._slots = asyncio.Semaphore(MAX_CONCURRENT)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BoundedTasks(MAX_CONCURRENT)
 
     async def start(self) -> None:
         """Bind the shared durable consumer (creating the stream if needed)."""
@@ -73,14 +72,10 @@ class TimerConsumer:
         if self._subscription is not None:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.wait()
 
     async def _on_message(self, msg: Any) -> None:
-        await self._slots.acquire()
-        task = asyncio.create_task(self._handle(msg))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._tasks.spawn(self._handle(msg))
 
     async def _handle(self, msg: Any) -> None:
         try:
@@ -93,8 +88,6 @@ class TimerConsumer:
             log.exception("timer.expiry_failed")
             with contextlib.suppress(Exception):
                 await msg.nak(delay=0.2)
-        finally:
-            self._slots.release()
 
     async def handle(self, expired: events_pb2.TimerExpired) -> bool:
         """Act on one expiry; returns whether it changed the table."""

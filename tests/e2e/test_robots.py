@@ -21,7 +21,7 @@ from services.common.service_errors import reason_of, status_of
 from testing.cluster import ProcessCluster, clock_env
 from testing.waiting import wait_for
 
-from .test_rule_sets import act
+from .test_rule_sets import act, follow
 from .test_web_edge import sample
 
 #: A robot thinks 0.3 s; its seat's short clock (the fallback) is 1.5 s.
@@ -78,26 +78,6 @@ async def join(client: DominosClient, code: str, name: str) -> SeatCredentials:
     return SeatCredentials(joined.table_id, joined.seat, joined.seat_token)
 
 
-async def follow(
-    client: DominosClient, seat: SeatCredentials, views: list[game_pb2.TableView], *, acts: bool
-) -> None:
-    """Append every view of the seat's stream until the game is over, acting on its turns."""
-    acted = -1
-    call = client.watch(seat)
-    try:
-        async for message in call:
-            view = message.view
-            views.append(view)
-            if view.phase in DONE:
-                return
-            mine = view.phase == game_pb2.PHASE_PLAYING and view.turn_seat == seat.seat
-            if acts and mine and view.version != acted and not view.HasField("vote"):
-                acted = view.version
-                await act(client, seat, view)
-    finally:
-        call.cancel()
-
-
 def robot_moves(views: list[game_pb2.TableView], seat: int) -> list[game_pb2.LastAction]:
     """The moves of ``seat`` seen in ``views`` that nobody's clock made (a robot's own)."""
     kinds = (game_pb2.ACTION_KIND_PLAYED, game_pb2.ACTION_KIND_PASSED, game_pb2.ACTION_KIND_DREW)
@@ -134,7 +114,7 @@ async def test_a_practice_table_plays_to_its_end_with_the_robots_own_moves(
         assert created.view.options.practice == [STRONG]
         host = SeatCredentials(created.table_id, 0, created.seat_token)
         views: list[game_pb2.TableView] = []
-        task = asyncio.create_task(follow(client, host, views, acts=True))
+        task = asyncio.create_task(follow(client, host, views=views))
         await wait_for(lambda: bool(views), timeout=10)
         await client.start(host)
         await asyncio.wait_for(task, timeout=120)
@@ -159,7 +139,7 @@ async def test_an_early_start_seats_a_robot_in_the_empty_seat_which_then_plays(
         guest = await join(client, created.invitation_code, "Ben")
         views: list[list[game_pb2.TableView]] = [[], []]
         tasks = [
-            asyncio.create_task(follow(client, seat, views[i], acts=True))
+            asyncio.create_task(follow(client, seat, views=views[i]))
             for i, seat in enumerate((host, guest))
         ]
         await wait_for(lambda: all(views), timeout=10)
@@ -187,7 +167,7 @@ async def test_a_dropped_player_is_played_by_a_robot_and_gets_the_seat_back_mid_
         host = SeatCredentials(created.table_id, 0, created.seat_token)
         guest = await join(client, created.invitation_code, "Ben")
         host_views: list[game_pb2.TableView] = []
-        host_task = asyncio.create_task(follow(client, host, host_views, acts=True))
+        host_task = asyncio.create_task(follow(client, host, views=host_views))
         guest_stream = client.watch(guest)
         await guest_stream.read()
 

@@ -70,10 +70,15 @@ async def act(client: DominosClient, seat: SeatCredentials, view: game_pb2.Table
 
 
 async def follow(
-    client: DominosClient, seat: SeatCredentials, *, acts: bool = True
+    client: DominosClient,
+    seat: SeatCredentials,
+    *,
+    acts: bool = True,
+    views: list[game_pb2.TableView] | None = None,
 ) -> list[game_pb2.TableView]:
-    """Every view of the seat's stream until the game is over, acting on its turns."""
-    views: list[game_pb2.TableView] = []
+    """Every view of the seat's stream until the game is over (appended to ``views`` as they
+    come, when given), acting on its turns (not while a friendly-end vote pauses the game)."""
+    views = [] if views is None else views
     acted = -1
     call = client.watch(seat)
     try:
@@ -83,7 +88,7 @@ async def follow(
             if view.phase in DONE:
                 return views
             mine = view.phase == game_pb2.PHASE_PLAYING and view.turn_seat == seat.seat
-            if acts and mine and view.version != acted:
+            if acts and mine and view.version != acted and not view.HasField("vote"):
                 acted = view.version
                 await act(client, seat, view)
     finally:

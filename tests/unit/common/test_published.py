@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 
 from services.common import credentials
 from services.common.published import is_held, published_state, seat_holders
-from services.rules import Leave, Phase, Start, apply, decode_state
+from services.rules import Expire, Leave, Phase, SetPresence, Start, apply, decode_state
+from services.rules.options import TableOptions
 from tests.unit.rules.builders import NOW, lobby
+from tests.unit.rules.option_builders import SITE_PAIRS, started
 
 TOKENS = tuple(f"{'t' * 42}{i}" for i in range(4))
 DIGESTS = {seat: credentials.token_digest(token) for seat, token in enumerate(TOKENS)}
@@ -50,3 +52,15 @@ def test_the_host_of_a_closed_table_holds_no_seat_but_the_guests_still_do() -> N
 def test_a_holder_value_is_not_the_stored_digest_nor_the_token() -> None:
     holder = credentials.token_holder(TOKENS[0])
     assert holder not in DIGESTS[0] and holder not in TOKENS[0].encode()
+
+
+def test_a_seat_a_robot_kept_holds_its_players_token_no_more_d12() -> None:
+    """Issue 20: once a robot keeps the seat of a player who did not return in time, the
+    seat's holder value is zeros, so every stream of that player ends."""
+    options = TableOptions(replace_level=3, return_ms=60_000)
+    state = apply(started(SITE_PAIRS, options, humans=4), SetPresence(1, False), NOW).state
+    assert is_held(state, 1)  # standing in: still the player's seat
+    late = apply(state, Expire(state.turn_number), max(state.deadline_ms, NOW + 60_000)).state
+    assert late.robots[1] and not is_held(late, 1)
+    holders = seat_holders(late, lambda seat: b"d" * 32)
+    assert holders[8:16] == bytes(8) and holders[:8] != bytes(8)

@@ -13,7 +13,8 @@ import pytest
 from dominos.v1 import game_pb2, gateway_pb2
 
 from services.common import credentials, requests
-from services.common.service_errors import ServiceError
+from services.common.service_errors import Reason, ServiceError
+from services.rules import PRESETS
 from services.rules.tiles import INDEX
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -278,3 +279,15 @@ def test_d7_a_seat_token_of_the_wrong_shape_is_permission_denied_token_invalid(
 def test_d7_a_seat_token_of_the_right_shape_is_accepted() -> None:
     token = credentials.seat_token(b"secret", credentials.new_table_id(), 2, "ab" * 32)
     assert requests.seat_token(token) == token
+
+
+def test_table_options_far_out_of_range_name_their_field_issue_20() -> None:
+    for field in ("return_seconds", "vote_seconds"):
+        choice = game_pb2.TableOptions(
+            replace_disconnected=game_pb2.ROBOT_LEVEL_SOLID, friendly_end=True
+        )
+        setattr(choice, field, 2**32 - 1)
+        with pytest.raises(ServiceError) as refused:
+            requests.options(choice, PRESETS["site"])
+        assert refused.value.reason == Reason.RULES_INVALID
+        assert refused.value.metadata == {"field": field}
