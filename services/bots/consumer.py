@@ -25,8 +25,10 @@ from services.common.bus import (
     bind_work_queue,
     ensure_robot_stream,
 )
+from services.common.connections import DEPENDENCY_ERRORS
+from services.common.dependency_metrics import watch_consumer
 from services.common.logging import get_logger
-from services.common.tasks import BoundedTasks
+from services.common.tasks import BoundedTasks, stop_task
 
 #: Turns a replica thinks about at once (each mostly waits: its think time).
 MAX_CONCURRENT: Final = 1024
@@ -54,6 +56,7 @@ class RobotTurnConsumer:
         self.stream_replicas = stream_replicas
         self.on_outcome = on_outcome
         self._subscription: Any = None
+        self._sampler: asyncio.Task[None] | None = None
         self._tasks = BoundedTasks(MAX_CONCURRENT)
         self._stopping = False
 
@@ -70,10 +73,17 @@ class RobotTurnConsumer:
             ack_wait_s=ACK_WAIT_S,
             max_ack_pending=MAX_CONCURRENT * 4,
         )
+        self._sampler = watch_consumer(
+            self._subscription,
+            ROBOT_STREAM,
+            ROBOT_CONSUMER,
+            on_error=DEPENDENCY_ERRORS.labels("nats").inc,
+        )
 
     async def stop(self) -> None:
         """Stop taking turns; the turns in progress go back to the queue at once."""
         self._stopping = True
+        await stop_task(self._sampler)
         if self._subscription is not None:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()

@@ -46,6 +46,25 @@ Two helper subcommands are used by the Procfile itself:
   says SERVING, then ``exec`` CMD (so a service never starts before what it needs);
 - ``announce --gateway H:P``: wait for the gateway's health, print how to play, then idle
   until stopped.
+
+``make run-ha`` (``python -m services.client.run --ha``) runs two replicas of each service
+(table, timer, bots, gateway; Redis and NATS stay single) from ``Procfile.ha``, so that an
+operator can rehearse a failover locally: every process runs under a keeper
+(:mod:`services.client.keeper`) that starts it again 1 s after it ends, and keeps its pid in
+``$DOMINOS_RUN_DIR/pids/<name>.pid`` (``table1``, ``table2``, ..., ``gateway2``, ``redis``,
+``nats``). Replica 1 uses the ports above; replica 2 its own (:data:`HA_PORTS`, each
+replica 1's + 10 by default):
+
+- ``DOMINOS_RUN_GATEWAY2_PORT``: 50061; ``DOMINOS_RUN_WEB2_PORT``: 8090;
+- ``DOMINOS_RUN_TABLE2_PORT``: 50062; ``DOMINOS_RUN_TIMER2_PORT``: 50063;
+  ``DOMINOS_RUN_BOTS2_PORT``: 50064;
+- ``DOMINOS_RUN_GATEWAY2_METRICS_PORT``, ``..._TABLE2_...``, ``..._TIMER2_...``,
+  ``..._BOTS2_...``: 9201, 9202, 9203, 9204.
+
+The gateways and the bots service reach both table replicas (the gRPC target
+``ipv4:127.0.0.1:A,127.0.0.1:B``, round robin: a dead replica is skipped). ``announce`` then
+waits for every replica (``--replica NAME=H:P``) and also prints both gateways, both web
+URLs, every replica's pid and how to kill one (``--pids DIR``).
 """
 
 from __future__ import annotations
@@ -73,19 +92,25 @@ from services.common.cluster_auth.redis import acl_file
 from services.common.cluster_auth.secrets import SERVICES, ClusterSecrets
 
 __all__ = [
+    "HA_PORTS",
     "PORTS",
+    "PROCFILE",
+    "PROCFILE_HA",
     "ROOT",
     "PortInUse",
+    "Replica",
     "check_ports",
     "launch_env",
     "listener_pids",
     "main",
     "process_description",
+    "ready_text",
     "resolve_ports",
 ]
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 PROCFILE: Final = ROOT / "Procfile"
+PROCFILE_HA: Final = ROOT / "Procfile.ha"
 LOCALHOST: Final = "127.0.0.1"
 
 
@@ -113,6 +138,20 @@ PORTS: Final[tuple[PortSpec, ...]] = (
 )
 """Every port ``make run`` listens on (defaults repeated in the Procfile's ``${VAR:-N}``)."""
 
+HA_PORTS: Final[tuple[PortSpec, ...]] = (
+    PortSpec("gateway 2 gRPC", "DOMINOS_RUN_GATEWAY2_PORT", 50061),
+    PortSpec("gateway 2 web", "DOMINOS_RUN_WEB2_PORT", 8090),
+    PortSpec("table 2 gRPC", "DOMINOS_RUN_TABLE2_PORT", 50062),
+    PortSpec("timer 2 gRPC", "DOMINOS_RUN_TIMER2_PORT", 50063),
+    PortSpec("bots 2 gRPC", "DOMINOS_RUN_BOTS2_PORT", 50064),
+    PortSpec("gateway 2 metrics", "DOMINOS_RUN_GATEWAY2_METRICS_PORT", 9201),
+    PortSpec("table 2 metrics", "DOMINOS_RUN_TABLE2_METRICS_PORT", 9202),
+    PortSpec("timer 2 metrics", "DOMINOS_RUN_TIMER2_METRICS_PORT", 9203),
+    PortSpec("bots 2 metrics", "DOMINOS_RUN_BOTS2_METRICS_PORT", 9204),
+)
+"""The second replica's ports under ``make run-ha`` (beside :data:`PORTS`, which the first
+replica, Redis and NATS use; defaults repeated in ``Procfile.ha``): replica 1's + 10."""
+
 RUN_DIR_VARIABLE: Final = "DOMINOS_RUN_DIR"
 NATS_BIN_VARIABLE: Final = "DOMINOS_RUN_NATS_BIN"
 
@@ -121,11 +160,12 @@ class PortInUse(Exception):
     """Some ports of the local cluster are taken; the message says by what."""
 
 
-def resolve_ports(env: Mapping[str, str]) -> dict[str, int]:
-    """``{variable: port}`` for every :data:`PORTS` entry, from ``env`` or the default.
+def resolve_ports(env: Mapping[str, str], specs: Sequence[PortSpec] = PORTS) -> dict[str, int]:
+    """``{variable: port}`` for every entry of ``specs`` (default :data:`PORTS`; ``make
+    run-ha``: :data:`PORTS` and :data:`HA_PORTS`), from ``env`` or the default.
     Raises ``ValueError`` for a value that is not a port number or for two equal ports."""
     ports: dict[str, int] = {}
-    for spec in PORTS:
+    for spec in specs:
         raw = env.get(spec.variable, "").strip()
         try:
             port = int(raw) if raw else spec.default
@@ -202,10 +242,11 @@ def process_description(pid: int) -> str:
     return f"pid {pid}: {command}"
 
 
-def check_ports(ports: Mapping[str, int]) -> None:
-    """Raise :class:`PortInUse` naming every taken port, its user and the variable to change."""
+def check_ports(ports: Mapping[str, int], command: str = "make run") -> None:
+    """Raise :class:`PortInUse` naming every taken port, its user and the variable to change
+    (in a ``VAR=port make run`` hint; ``command`` is what follows the variable)."""
     problems = []
-    names = {spec.variable: spec.name for spec in PORTS}
+    names = {spec.variable: spec.name for spec in (*PORTS, *HA_PORTS)}
     for variable, port in ports.items():
         if _port_free(port):
             continue
@@ -213,7 +254,7 @@ def check_ports(ports: Mapping[str, int]) -> None:
         by = "; ".join(owners) if owners else "a process this user cannot see"
         problems.append(
             f"  port {port} ({names[variable]}) is already in use by {by}\n"
-            f"    -> stop it, or choose another port: {variable}={port + 100} make run"
+            f"    -> stop it, or choose another port: {variable}={port + 100} {command}"
         )
     if problems:
         raise PortInUse("cannot start the local cluster:\n" + "\n".join(problems))
@@ -246,9 +287,11 @@ def launch_env(env: Mapping[str, str], ports: Mapping[str, int], run_dir: Path) 
 
 def _up(args: argparse.Namespace) -> int:
     env = os.environ
+    specs = (*PORTS, *HA_PORTS) if args.ha else PORTS
+    procfile = args.procfile or (PROCFILE_HA if args.ha else PROCFILE)
     try:
-        ports = resolve_ports(env)
-        check_ports(ports)
+        ports = resolve_ports(env, specs)
+        check_ports(ports, "make run-ha" if args.ha else "make run")
     except (ValueError, PortInUse) as problem:
         print(problem, file=sys.stderr)
         return 2
@@ -259,18 +302,26 @@ def _up(args: argparse.Namespace) -> int:
         print("redis-server not found: `make install` installs it", file=sys.stderr)
         return 2
     run_dir = Path(env.get(RUN_DIR_VARIABLE, "") or ROOT / ".run").resolve()
-    for sub in ("redis", "nats"):
+    for sub in ("redis", "nats", *(("pids",) if args.ha else ())):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
     write_server_configs(run_dir, ports)
     child_env = launch_env(env, ports, run_dir)
     gateway = ports["DOMINOS_RUN_GATEWAY_PORT"]
-    print(
-        f"Dominos cluster: gateway 127.0.0.1:{gateway}, data in {run_dir}; Ctrl-C stops it.",
-        flush=True,
-    )
+    if args.ha:
+        gateway2 = ports["DOMINOS_RUN_GATEWAY2_PORT"]
+        print(
+            f"Dominos cluster, two replicas of each service: gateways 127.0.0.1:{gateway} and "
+            f"127.0.0.1:{gateway2}, data in {run_dir}; Ctrl-C stops it.",
+            flush=True,
+        )
+    else:
+        print(
+            f"Dominos cluster: gateway 127.0.0.1:{gateway}, data in {run_dir}; Ctrl-C stops it.",
+            flush=True,
+        )
     command = [
         sys.executable, "-m", "honcho", "start",
-        "-f", str(args.procfile), "-d", str(ROOT), "-e", os.devnull,
+        "-f", str(procfile), "-d", str(ROOT), "-e", os.devnull,
     ]  # fmt: skip
     os.chdir(ROOT)
     os.execve(sys.executable, command, child_env)
@@ -415,22 +466,104 @@ def _wait(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
+@dataclass(frozen=True)
+class Replica:
+    """A replica ``announce`` waits for and names: ``table1`` at ``127.0.0.1:50052``."""
+
+    name: str
+    address: str
+
+
+def _replica(text: str) -> Replica:
+    name, sep, address = text.partition("=")
+    if not sep or not name or not address:
+        raise argparse.ArgumentTypeError(f"expected NAME=HOST:PORT, got {text!r}")
+    return Replica(name, address)
+
+
+def _pid_in(pids: Path | None, name: str) -> str:
+    """The pid a keeper keeps in ``pids/<name>.pid``, or ``?``."""
+    if pids is None:
+        return "?"
+    try:
+        return (pids / f"{name}.pid").read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def ready_text(
+    gateways: Sequence[str],
+    webs: Sequence[str] = (),
+    replicas: Sequence[Replica] = (),
+    pids: Path | None = None,
+) -> str:
+    """What ``announce`` prints once the cluster serves: how to play (every gateway and web
+    URL) and, with ``replicas`` (``make run-ha``), each replica's address and pid (from the
+    keepers' ``pids`` directory) and how to kill one to rehearse a failover."""
+    if not replicas and len(gateways) == 1:
+        gateway, web = gateways[0], (webs[0] if webs else None)
+        return (
+            f"Dominos is up: gateway {gateway}.\n"
+            f"  play:  .venv/bin/dominos play --gateway {gateway}            (a terminal each)\n"
+            f"  demo:  .venv/bin/dominos demo --gateway {gateway} --target 100\n"
+            + (f"  web:   {web}/   (a browser tab each)\n" if web else "")
+            + "  Ctrl-C stops the whole cluster."
+        )
+    lines = [f"Dominos is up: gateways {' and '.join(gateways)}."]
+    for index, gateway in enumerate(gateways):
+        lead = "  play:  " if index == 0 else "         "
+        note = "(a terminal each, on either gateway)" if index == 0 else ""
+        lines.append(f"{lead}.venv/bin/dominos play --gateway {gateway}            {note}".rstrip())
+    both = "ipv4:" + ",".join(gateways)
+    lines.append(f"         .venv/bin/dominos play --gateway {both}   (the other when one dies)")
+    lines.append(f"  demo:  .venv/bin/dominos demo --gateway {gateways[-1]} --target 100")
+    if webs:
+        lines.append(
+            "  web:   " + "   ".join(f"{web}/" for web in webs) + "   (a browser tab each)"
+        )
+    if replicas:
+        width = max(len(replica.name) for replica in replicas)
+        lines.append(
+            "  Rehearse a failover: kill a replica's process (the other one serves meanwhile);"
+            " its keeper\n  starts it again 1 s later, on the same ports, with a new pid (a"
+            " client of a killed gateway\n  reconnects once it is back):"
+        )
+        for replica in replicas:
+            pidfile = f"{pids}/{replica.name}.pid" if pids is not None else "?"
+            lines.append(
+                f"    {replica.name:<{width}}  {replica.address:<15}  "
+                f"pid {_pid_in(pids, replica.name):<7}  kill -9 $(cat {pidfile})"
+            )
+        if pids is not None:
+            lines.append(
+                "  Redis and NATS run once, not replicated: killed, e.g. with"
+                f" kill -9 $(cat {pids}/redis.pid),\n  they stall every service until their"
+                " keeper starts them again."
+            )
+    lines.append("  Ctrl-C stops the whole cluster.")
+    return "\n".join(lines)
+
+
 def _announce(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+    gateways: list[str] = args.gateway
+    replicas: list[Replica] = args.replica or []
+    checks: list[tuple[str, Callable[[], bool]]] = [
+        (f"gateway {gateway}", functools.partial(grpc_serving, gateway)) for gateway in gateways
+    ]
+    checks += [
+        (f"{replica.name} {replica.address}", functools.partial(grpc_serving, replica.address))
+        for replica in replicas
+        if replica.address not in gateways
+    ]
     try:
-        wait_ready([(f"gateway {args.gateway}", lambda: grpc_serving(args.gateway))], args.timeout)
+        wait_ready(checks, args.timeout)
     except TimeoutError as problem:
-        print(f"the gateway did not come up: {problem}", file=sys.stderr, flush=True)
+        what = "the cluster" if replicas else "the gateway"
+        print(f"{what} did not come up: {problem}", file=sys.stderr, flush=True)
         return 1
-    print(
-        f"Dominos is up: gateway {args.gateway}.\n"
-        f"  play:  .venv/bin/dominos play --gateway {args.gateway}            (a terminal each)\n"
-        f"  demo:  .venv/bin/dominos demo --gateway {args.gateway} --target 100\n"
-        + (f"  web:   {args.web}/   (a browser tab each)\n" if args.web else "")
-        + "  Ctrl-C stops the whole cluster.",
-        flush=True,
-    )
+    print(ready_text(gateways, args.web or (), replicas, args.pids), flush=True)
     while True:
         signal.pause()
 
@@ -440,13 +573,25 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="python -m services.client.run", description="Run the Dominos cluster locally."
     )
-    root.add_argument("--procfile", type=Path, default=PROCFILE, help="the process map")
+    root.add_argument(
+        "--ha",
+        action="store_true",
+        help="two replicas of each service, each kept running (make run-ha; Procfile.ha)",
+    )
+    root.add_argument(
+        "--procfile", type=Path, default=None, help="the process map (Procfile; --ha: Procfile.ha)"
+    )
     root.set_defaults(handler=_up)
     sub = root.add_subparsers(dest="subcommand")
     wait = sub.add_parser("wait", help="wait for dependencies, then exec a command")
     wait.add_argument("--redis", action="append", metavar="HOST:PORT")
     wait.add_argument("--nats", action="append", metavar="HOST:PORT")
-    wait.add_argument("--grpc", action="append", metavar="HOST:PORT")
+    wait.add_argument(
+        "--grpc",
+        action="append",
+        metavar="TARGET",
+        help="HOST:PORT, or a gRPC target (ipv4:H:P,H:P: any one of them SERVING)",
+    )
     wait.add_argument("--timeout", type=float, default=60.0)
     wait.add_argument(
         "--as",
@@ -457,8 +602,22 @@ def parser() -> argparse.ArgumentParser:
     wait.add_argument("command", nargs=argparse.REMAINDER)
     wait.set_defaults(handler=_wait)
     announce = sub.add_parser("announce", help="say how to play once the gateway is up")
-    announce.add_argument("--gateway", required=True, metavar="HOST:PORT")
-    announce.add_argument("--web", metavar="URL", help="the web edge's URL, said as well")
+    announce.add_argument(
+        "--gateway", required=True, action="append", metavar="HOST:PORT", help="(repeatable)"
+    )
+    announce.add_argument(
+        "--web", action="append", metavar="URL", help="the web edge's URL, said as well"
+    )
+    announce.add_argument(
+        "--replica",
+        action="append",
+        type=_replica,
+        metavar="NAME=HOST:PORT",
+        help="also wait for this replica's gRPC health, and name it (make run-ha)",
+    )
+    announce.add_argument(
+        "--pids", type=Path, metavar="DIR", help="the keepers' pid files (make run-ha)"
+    )
     announce.add_argument("--timeout", type=float, default=120.0)
     announce.set_defaults(handler=_announce)
     return root

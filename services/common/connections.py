@@ -13,6 +13,7 @@ the code that meets them (:data:`DEPENDENCY_ERRORS`).
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -24,6 +25,8 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
 from services.common.caller_auth import CallerCredentials
+from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
+from services.common.grpc_metrics import ClientMetricsInterceptor, precreate_client
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
 
@@ -32,6 +35,10 @@ DEPENDENCY_ERRORS = Counter(
     "Errors talking to Redis or NATS, by dependency.",
     ["dependency"],
 )
+for _dependency in ("redis", "nats"):
+    DEPENDENCY_ERRORS.labels(_dependency)
+#: The table service's gRPC name (its calls' client-side series are created at 0).
+TABLE_SERVICE: Final = "dominos.v1.TableService"
 NATS_RECONNECTS = Counter("dominos_nats_reconnects_total", "Reconnections to NATS.")
 NATS_DISCONNECTS = Counter("dominos_nats_disconnects_total", "Disconnections from NATS.")
 
@@ -121,6 +128,53 @@ def redis_tls_options(settings: Settings) -> dict[str, Any]:
     return {"ssl_cert_reqs": "required", "ssl_ca_certs": settings.redis_ca_file or None}
 
 
+def _timed_pipeline(pipe: Any) -> Any:
+    """``pipe`` whose ``execute`` is timed as one ``PIPELINE`` command."""
+    execute = pipe.execute
+
+    async def timed_execute(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await execute(*args, **kwargs)
+        finally:
+            REDIS_COMMAND_SECONDS.labels("PIPELINE").observe(time.perf_counter() - started)
+
+    pipe.execute = timed_execute
+    return pipe
+
+
+class TimedRedis(Redis):
+    """A Redis client that times every command and pipeline
+    (``dominos_redis_command_seconds``)."""
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        finally:
+            elapsed = time.perf_counter() - started
+            REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Any:
+        return _timed_pipeline(super().pipeline(transaction, shard_hint))
+
+
+class TimedRedisCluster(RedisCluster):
+    """A Redis Cluster client that times every command and pipeline, like
+    :class:`TimedRedis` (a redirection followed is part of the command's time)."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - started
+            REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+        return _timed_pipeline(super().pipeline(transaction, shard_hint))
+
+
 def connect_redis(settings: Settings) -> Redis:
     """A Redis client (bytes responses, keepalive, periodic health checks) whose pool waits
     for a free connection instead of failing when all are busy.
@@ -135,7 +189,8 @@ def connect_redis(settings: Settings) -> Redis:
     node, the others are discovered (``CLUSTER SLOTS``), each command goes to the node of its
     keys' slot and follows ``MOVED``/``ASK`` redirections; every step the services run
     touches one slot (:mod:`services.common.schema`). It is typed as ``Redis``: the services
-    use the commands both clients share."""
+    use the commands both clients share. Both time their commands
+    (:mod:`services.common.dependency_metrics`)."""
     options: dict[str, Any] = {
         "driver_info": None,
         **redis_tls_options(settings),
@@ -148,12 +203,12 @@ def connect_redis(settings: Settings) -> Redis:
     }
     client: Any
     if settings.redis_cluster:
-        client = RedisCluster.from_url(settings.redis_url, **options)
+        client = TimedRedisCluster.from_url(settings.redis_url, **options)
     else:
         pool = BlockingConnectionPool.from_url(
             settings.redis_url, timeout=REDIS_POOL_WAIT_S, **options
         )
-        client = Redis(connection_pool=pool)
+        client = TimedRedis(connection_pool=pool)
     return client  # type: ignore[no-any-return]
 
 
@@ -176,10 +231,11 @@ TABLE_CHANNEL_OPTIONS: Final = (
 def table_channel(settings: Settings) -> grpc.aio.Channel:
     """A channel to the table service (``DOMINOS_TABLE_SERVICE_ADDR``) whose every call
     carries the caller's credential (``DOMINOS_CALLER_CREDENTIAL``; none in development
-    without one)."""
-    interceptors = (
-        [CallerCredentials(settings.caller_credential)] if settings.caller_credential else []
-    )
+    without one) and is timed (``dominos_grpc_client_handling_seconds``)."""
+    precreate_client(TABLE_SERVICE)
+    interceptors: list[Any] = [ClientMetricsInterceptor()]
+    if settings.caller_credential:
+        interceptors.append(CallerCredentials(settings.caller_credential))
     return grpc.aio.insecure_channel(
         settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS, interceptors=interceptors
     )

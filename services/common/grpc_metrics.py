@@ -1,40 +1,87 @@
 """RED metrics of every gRPC server: requests, errors and duration per method and status code.
 
 :class:`MetricsInterceptor` is installed by :class:`~services.common.grpc_server.ServiceRuntime`
-on every server. Labels are the gRPC service, the method and the status code name: never a
-table id or a player. Streams are timed from their start to their end.
+on every server. Labels are the gRPC service, the method, its type (``unary`` or
+``server_stream``: a latency quantile over unary calls must not mix in streams, which last as
+long as a client watches, health ``Watch`` included) and the status code name: never a table
+id or a player. Streams are timed from their start to their end.
 
-- ``dominos_grpc_server_started_total{grpc_service, grpc_method}``
-- ``dominos_grpc_server_handled_total{grpc_service, grpc_method, grpc_code}``
-- ``dominos_grpc_server_handling_seconds{grpc_service, grpc_method}`` (histogram)
+- ``dominos_grpc_server_started_total{grpc_service, grpc_method, grpc_type}``
+- ``dominos_grpc_server_handled_total{grpc_service, grpc_method, grpc_type, grpc_code}``
+- ``dominos_grpc_server_handling_seconds{grpc_service, grpc_method, grpc_type}`` (histogram)
+
+:class:`ClientMetricsInterceptor` times the calls a service makes to another (the gateway's
+and the bots service's calls to the table service), one observation per attempt:
+
+- ``dominos_grpc_client_handling_seconds{grpc_service, grpc_method, grpc_code}`` (histogram)
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf import descriptor_pool
 from prometheus_client import Counter, Histogram
+
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60)
+UNARY = "unary"
+SERVER_STREAM = "server_stream"
 
 STARTED = Counter(
     "dominos_grpc_server_started_total",
     "RPCs started on the server.",
-    ["grpc_service", "grpc_method"],
+    ["grpc_service", "grpc_method", "grpc_type"],
 )
 HANDLED = Counter(
     "dominos_grpc_server_handled_total",
     "RPCs completed on the server, by status code.",
-    ["grpc_service", "grpc_method", "grpc_code"],
+    ["grpc_service", "grpc_method", "grpc_type", "grpc_code"],
 )
 HANDLING = Histogram(
     "dominos_grpc_server_handling_seconds",
     "Time from the start to the end of an RPC on the server (whole stream for streams).",
-    ["grpc_service", "grpc_method"],
-    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60),
+    ["grpc_service", "grpc_method", "grpc_type"],
+    buckets=_BUCKETS,
 )
+CLIENT_HANDLING = Histogram(
+    "dominos_grpc_client_handling_seconds",
+    "Time of one call (one attempt) to another service, by method and status code.",
+    ["grpc_service", "grpc_method", "grpc_code"],
+    buckets=_BUCKETS,
+)
+
+
+def _methods(service: str) -> list[tuple[str, str]]:
+    """``(method, type)`` of each method of a service known to the protobuf descriptor pool
+    (none for a name it does not know)."""
+    try:
+        descriptor = descriptor_pool.Default().FindServiceByName(service)
+    except KeyError:
+        return []
+    return [(m.name, SERVER_STREAM if m.server_streaming else UNARY) for m in descriptor.methods]
+
+
+def precreate_server(services: Sequence[str]) -> None:
+    """Create the series of every method of ``services`` at 0 (status OK), so a method's
+    first calls show in ``rate()`` and a panel of a healthy quiet method shows 0, not "No
+    data". Other status codes appear with their first call."""
+    for service in services:
+        for method, kind in _methods(service):
+            STARTED.labels(service, method, kind)
+            HANDLING.labels(service, method, kind)
+            HANDLED.labels(service, method, kind, "OK")
+
+
+def precreate_client(service: str) -> None:
+    """Create the client-side series of every unary method of ``service`` at 0 (status OK)."""
+    for method, kind in _methods(service):
+        if kind == UNARY:
+            CLIENT_HANDLING.labels(service, method, "OK")
 
 
 def _split(full_method: str) -> tuple[str, str]:
@@ -72,28 +119,31 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         service, method = _split(handler_call_details.method)
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                timed(handler.unary_unary, service, method),
+                timed(handler.unary_unary, service, method, streaming=False),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                timed(handler.unary_stream, service, method),
+                timed(handler.unary_stream, service, method, streaming=True),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
         return handler  # client and bidirectional streams: none in our contract
 
 
-def timed(behavior: Any, service: str, method: str) -> Any:
+def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
     """``behavior`` (an aio servicer method, or an async generator of replies) counted and
-    timed as ``service``/``method``; its context's ``code()`` names the status of a failure
-    (the gateway's web edge wraps its calls with it too)."""
-    labels = (service, method)
+    timed as ``service``/``method`` of type ``server_stream`` when ``streaming`` (a stream
+    written with ``context.write`` is a coroutine, so the type is the method's, not the
+    function's), else ``unary``; its context's ``code()`` names the status of a failure (the
+    gateway's web edge wraps its calls with it too)."""
+    kind = SERVER_STREAM if streaming else UNARY
+    labels = (service, method, kind)
 
     def finish(context: Any, started: float, error: BaseException | None) -> None:
         HANDLING.labels(*labels).observe(time.perf_counter() - started)
-        HANDLED.labels(service, method, _code_of(context, error)).inc()
+        HANDLED.labels(service, method, kind, _code_of(context, error)).inc()
 
     if inspect.isasyncgenfunction(behavior):
 
@@ -125,3 +175,30 @@ def timed(behavior: Any, service: str, method: str) -> Any:
             finish(context, started, error)
 
     return call
+
+
+class ClientMetricsInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    """Times every unary call of an aio channel (each attempt: a retry is a new call)."""
+
+    async def intercept_unary_unary(
+        self,
+        continuation: Callable[[Any, Any], Awaitable[Any]],
+        client_call_details: Any,
+        request: Any,
+    ) -> Any:
+        full = client_call_details.method
+        service, method = _split(full.decode() if isinstance(full, bytes) else full)
+        started = time.perf_counter()
+        call = await continuation(client_call_details, request)
+        code = "UNKNOWN"
+        try:
+            await call
+            code = "OK"
+        except grpc.aio.AioRpcError as error:
+            code = error.code().name
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        finally:
+            CLIENT_HANDLING.labels(service, method, code).observe(time.perf_counter() - started)
+        return call

@@ -15,7 +15,8 @@ Every service builds its server the same way::
 the caller's servicers, the ``grpc.health.v1.Health`` servicer (overall status ``""`` and one
 status per service name) and server reflection (``grpc.reflection.v1`` and ``v1alpha``,
 :mod:`services.common.reflection`) listing the given services plus health and reflection and
-describing only their files, binds ``host:port`` (port 0 picks a free port) and starts.
+describing only their files, binds ``host:port`` (port 0 picks a free port) and starts, with
+the event-loop lag watch (:mod:`services.common.loop_lag`) running until the shutdown ends.
 
 Shutdown, whether triggered by SIGTERM/SIGINT (:func:`serve_until_signal`) or
 programmatically (:meth:`ServiceRuntime.request_shutdown` / :meth:`ServiceRuntime.shutdown`),
@@ -49,8 +50,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common import reflection as served_reflection
-from services.common.grpc_metrics import MetricsInterceptor
+from services.common.grpc_metrics import MetricsInterceptor, precreate_server
 from services.common.logging import get_logger
+from services.common.loop_lag import watch_loop_lag
+from services.common.tasks import stop_task
 
 if TYPE_CHECKING:
     from services.common.settings import Settings
@@ -183,6 +186,7 @@ class ServiceRuntime:
         self._shutdown_requested = asyncio.Event()
         self._shutdown_reason: str | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
+        self._loop_lag: asyncio.Task[None] | None = None
         self._log = get_logger(__name__)
 
     @classmethod
@@ -282,8 +286,10 @@ class ServiceRuntime:
         if not port:
             raise RuntimeError(f"cannot bind gRPC server to {address}")
         await server.start()
+        precreate_server((*self._service_names, HEALTH_SERVICE_NAME))
         self._server = server
         self._port = int(port)
+        self._loop_lag = asyncio.create_task(watch_loop_lag(), name="loop-lag")
         await self.set_serving(True)
         self._log.info(
             "grpc.server_started",
@@ -371,6 +377,7 @@ class ServiceRuntime:
                 )
             else:
                 self._log.info("grpc.shutdown_hook_done", hook=hook.name)
+        await stop_task(self._loop_lag)
         self._log.info(
             "grpc.shutdown_complete",
             reason=self._shutdown_reason,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,11 +36,15 @@ log = get_logger(__name__)
 
 
 class Version(NamedTuple):
-    """One version of a table as a gateway holds it: the state (without its seed) and who
-    holds each seat (``TableEvent.seat_holders``)."""
+    """One version of a table as a gateway holds it: the state (without its seed), who
+    holds each seat (``TableEvent.seat_holders``) and, for a version that came as an event,
+    when it was committed (``TableEvent.committed_at_ms``) and when it arrived here
+    (``time.monotonic()``), for the fan-out metrics; 0 for a snapshot read."""
 
     state: TableState
     holders: bytes
+    committed_at_ms: int = 0
+    received: float = 0.0
 
     @property
     def version(self) -> int:
@@ -79,6 +84,11 @@ class Watcher:
         self.closed = ""
         self._pending: deque[Version] = deque()
         self._ready = asyncio.Event()
+
+    @property
+    def waiting(self) -> int:
+        """Versions queued and not yet taken."""
+        return len(self._pending)
 
     def close(self, reason: str) -> None:
         """End the stream: its :meth:`next` raises :class:`WatcherClosed` from now on."""
@@ -229,7 +239,9 @@ class Hub:
         if state.version != event.version or state.table_id != feed.table_id:
             self._reject(feed, "malformed", claimed=event.version)
             return
-        self.publish(feed, Version(state, event.seat_holders))
+        self.publish(
+            feed, Version(state, event.seat_holders, event.committed_at_ms, time.monotonic())
+        )
 
     def _release_held(self, feed: _Feed) -> None:
         """Stream the held events that now follow the feed's version; forget older ones."""

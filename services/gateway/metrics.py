@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dominos.v1 import gateway_pb2
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter, Gauge, Histogram
 
 from services.common.service_errors import GATEWAY_LIMITS, TABLE_LIMITS, Limit
 
@@ -25,12 +25,16 @@ UPSTREAM_FAILURES = Counter(
     "gRPC code; the client got UNAVAILABLE.",
     ["code"],
 )
+for _code in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "INTERNAL"):
+    UPSTREAM_FAILURES.labels(_code)
 EVENTS_REJECTED = Counter(
     "dominos_gateway_events_rejected_total",
     "Table events not streamed because the table service did not confirm them, by reason: "
     "unconfirmed (a version the table never reached: forged or corrupt), malformed.",
     ["reason"],
 )
+for _reason in ("unconfirmed", "malformed"):
+    EVENTS_REJECTED.labels(_reason)
 STREAMS_REVOKED = Counter(
     "dominos_gateway_streams_revoked_total",
     "View streams ended because their seat was freed (PERMISSION_DENIED / TOKEN_INVALID).",
@@ -66,3 +70,33 @@ WEB_CALLS = Counter(
 for _protocol in ("connect", "grpc_web"):
     for _method in gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].methods:
         WEB_CALLS.labels(_protocol, _method.name)
+
+#: From a millisecond to the 5 s a lagging client may take.
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+VIEW_LATENCY = Histogram(
+    "dominos_gateway_view_latency_seconds",
+    "From a version's commit in the table service (its committed_at_ms) to its view written "
+    "to a stream here: the action -> view fan-out latency (wall clocks of two processes).",
+    buckets=_LATENCY_BUCKETS,
+)
+FANOUT_SECONDS = Histogram(
+    "dominos_gateway_fanout_seconds",
+    "From a table event's arrival at this gateway to its view written to a stream (queueing, "
+    "projection, serialisation; this process's clock only).",
+    buckets=_LATENCY_BUCKETS,
+)
+STREAM_QUEUE_DEPTH = Histogram(
+    "dominos_gateway_stream_queue_depth",
+    "Versions still waiting in a view stream's queue when one is taken to be written "
+    "(0 = the stream keeps up; 16 = full, older versions are being skipped).",
+    buckets=(0, 1, 2, 4, 8, 16),
+)
+UPSTREAM_RETRIES = Counter(
+    "dominos_gateway_upstream_retries_total",
+    "Table-service calls retried after a transient failure, by method and gRPC code (each "
+    "attempt's latency is in dominos_grpc_client_handling_seconds).",
+    ["grpc_method", "code"],
+)
+for _upstream in ("Execute", "GetView", "SetPresence"):
+    for _code in ("UNAVAILABLE", "CANCELLED"):
+        UPSTREAM_RETRIES.labels(_upstream, _code)

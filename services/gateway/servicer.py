@@ -51,7 +51,7 @@ from services.common.projection import table_view
 from services.common.service_errors import DETAILS_KEY, Limit, Reason, ServiceError, abort
 from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
-from services.gateway.hub import Hub, WatcherClosed
+from services.gateway.hub import Hub, Version, WatcherClosed
 from services.gateway.presence import LeaseKeeper
 from services.gateway.refusals import Refusals
 from services.rules import Phase
@@ -127,6 +127,23 @@ def _upstream_failure(error: grpc.aio.AioRpcError) -> ServiceError:
         Reason.UNAVAILABLE,
         "the table service is unavailable; retry with the same request_id",
     )
+
+
+def _observe_fanout(version: Version, waiting: int) -> None:
+    """Record a view written: how long after its commit and its arrival here (versions read
+    as snapshots have neither), and how many versions still wait behind it."""
+    metrics.STREAM_QUEUE_DEPTH.observe(waiting)
+    if version.received:
+        metrics.FANOUT_SECONDS.observe(max(time.monotonic() - version.received, 0.0))
+    if version.committed_at_ms:
+        metrics.VIEW_LATENCY.observe(max(time.time() * 1000 - version.committed_at_ms, 0) / 1000)
+
+
+def _method_name(method: Any) -> str:
+    """The RPC name of a stub's method (``Execute``), for metric labels."""
+    full = getattr(method, "_method", b"") or b""
+    name = full.decode() if isinstance(full, bytes) else str(full)
+    return name.rpartition("/")[2] or "unknown"
 
 
 def _ended(context: Any) -> bool:
@@ -288,6 +305,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             except grpc.aio.AioRpcError as error:
                 code = error.code()
                 if code in retry.codes and attempt < retry.attempts and not _ended(context):
+                    metrics.UPSTREAM_RETRIES.labels(_method_name(method), code.name).inc()
                     await asyncio.sleep(delay * (1 + retry.jitter * random.random()))
                     delay *= 2
                     continue
@@ -449,6 +467,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             # No view is kept between versions: an idle stream holds no message.
             view = table_view(state, seat, self.now_ms())
             await context.write(gateway_pb2.WatchTableResponse(view=view))
+            _observe_fanout(version, watcher.waiting)
             if state.phase in _DONE:
                 return None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 from prometheus_client import Counter, Gauge
 
 from services.common.service_errors import TABLE_LIMITS
@@ -54,6 +56,15 @@ RATE_LIMITED = Counter(
 #: Every limit's series exists from the start (a first burst shows in rate()).
 for _limit in TABLE_LIMITS:
     RATE_LIMITED.labels(_limit)
+OUTBOX_TABLES = Gauge(
+    "dominos_table_outbox_tables",
+    "Tables whose outbox holds events not yet acknowledged by NATS, cluster-wide (a commit's "
+    "events wait there for milliseconds; a stuck bus makes them pile up).",
+)
+OUTBOX_OLDEST = Gauge(
+    "dominos_table_outbox_oldest_seconds",
+    "How long the oldest unpublished outbox has waited, cluster-wide (0: none waits).",
+)
 TABLES = Gauge(
     "dominos_tables",
     "Live tables by phase (waiting, playing, round_over, finished, closed), cluster-wide.",
@@ -77,6 +88,10 @@ for _cause in _CAUSES.values():
         AUTO_PLAYS.labels(_cause, _action)
 for _result in ("acted", "stale"):
     TIMERS_HANDLED.labels(_result)
+#: Every command type's series too: DominosTablesStuck reads increase() of the sum, which a
+#: series born at its first command would hide for a scrape or two.
+for _command in typing.get_args(Command):
+    COMMANDS_APPLIED.labels(_command.__name__)
 
 
 def record_applied(command: Command, transition: Transition) -> None:

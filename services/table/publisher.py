@@ -19,7 +19,8 @@ from typing import Any, Final
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
 
-from services.common.bus import message_id, table_subject
+from services.common.bus import TABLE_STREAM, message_id, table_subject
+from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
 from services.table.store import TableStore
 
@@ -76,10 +77,13 @@ class EventPublisher:
             if event.version <= acknowledged:
                 last = event.version  # acknowledged already: only its clearing is due
                 continue
-            ack = await self.js.publish(
-                table_subject(table_id),
-                data,
-                headers={"Nats-Msg-Id": message_id(table_id, event.version)},
+            ack = await timed_publish(
+                TABLE_STREAM,
+                self.js.publish(
+                    table_subject(table_id),
+                    data,
+                    headers={"Nats-Msg-Id": message_id(table_id, event.version)},
+                ),
             )
             fresh += 0 if ack.duplicate else 1
             last = event.version

@@ -14,7 +14,8 @@ from typing import Any
 
 from dominos.v1 import events_pb2
 
-from services.common.bus import ROBOT_SUBJECT, message_id
+from services.common.bus import ROBOT_STREAM, ROBOT_SUBJECT, message_id
+from services.common.dependency_metrics import timed_publish
 from services.rules import Phase, TableState
 from services.rules.robot_seats import robot_plays
 
@@ -48,9 +49,12 @@ class RobotTurnPublisher:
         turn = robot_turn(state)
         if turn is None:
             return False
-        await self.js.publish(
-            ROBOT_SUBJECT,
-            turn.SerializeToString(),
-            headers={"Nats-Msg-Id": message_id(state.table_id, state.version)},
+        await timed_publish(
+            ROBOT_STREAM,
+            self.js.publish(
+                ROBOT_SUBJECT,
+                turn.SerializeToString(),
+                headers={"Nats-Msg-Id": message_id(state.table_id, state.version)},
+            ),
         )
         return True

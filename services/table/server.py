@@ -62,11 +62,16 @@ def policy_from(settings: Settings) -> Policy:
 
 
 async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
-    """Refresh the ``dominos_tables`` gauge from the phase indexes, forever."""
+    """Refresh the ``dominos_tables`` gauge from the phase indexes and the outbox gauges
+    from the pending indexes, forever."""
     while True:
         try:
-            for phase, count in (await store.tables_by_phase(int(time.time() * 1000))).items():
+            now_ms = int(time.time() * 1000)
+            for phase, count in (await store.tables_by_phase(now_ms)).items():
                 metrics.TABLES.labels(phase).set(count)
+            tables, oldest_ms = await store.outbox_backlog(now_ms)
+            metrics.OUTBOX_TABLES.set(tables)
+            metrics.OUTBOX_OLDEST.set(oldest_ms / 1000)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -244,6 +244,18 @@ class TableStore:
             pages = await pipe.execute()
         return [table_id.decode() for page in pages for table_id in page]
 
+    async def outbox_backlog(self, now_ms: int) -> tuple[int, int]:
+        """Cluster-wide: how many tables hold unpublished events, and how long (ms) the
+        oldest has waited (0 when none waits), from the shards' pending indexes."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for shard in range(SHARDS):
+                pipe.zcard(pending_key(shard))
+                pipe.zrange(pending_key(shard), 0, 0, withscores=True)
+            results = await pipe.execute()
+        tables = sum(int(count) for count in results[0::2])
+        oldest = min((float(rows[0][1]) for rows in results[1::2] if rows), default=None)
+        return tables, 0 if oldest is None else max(now_ms - int(oldest), 0)
+
     async def forget_pending(self, table_id: str) -> None:
         """Remove a table from the pending index (its keys expired)."""
         await self.redis.zrem(pending_key(shard_of(table_id)), table_id)

@@ -10,6 +10,7 @@ taken the seat's lease again meanwhile.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from typing import Any, Final
@@ -23,9 +24,11 @@ from services.common.bus import (
     bind_work_queue,
     ensure_timer_stream,
 )
+from services.common.connections import DEPENDENCY_ERRORS
+from services.common.dependency_metrics import watch_consumer
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
-from services.common.tasks import BoundedTasks
+from services.common.tasks import BoundedTasks, stop_task
 from services.table.application import TableApp
 
 MAX_CONCURRENT: Final = 64
@@ -51,6 +54,7 @@ class TimerConsumer:
         self.on_expired = on_expired
         self.stream_replicas = stream_replicas
         self._subscription: Any = None
+        self._sampler: asyncio.Task[None] | None = None
         self._tasks = BoundedTasks(MAX_CONCURRENT)
 
     async def start(self) -> None:
@@ -66,9 +70,16 @@ class TimerConsumer:
             ack_wait_s=5.0,
             max_ack_pending=4096,
         )
+        self._sampler = watch_consumer(
+            self._subscription,
+            TIMER_STREAM,
+            TIMER_CONSUMER,
+            on_error=DEPENDENCY_ERRORS.labels("nats").inc,
+        )
 
     async def stop(self) -> None:
         """Stop consuming and finish the expiries in progress."""
+        await stop_task(self._sampler)
         if self._subscription is not None:
             with contextlib.suppress(Exception):
                 await self._subscription.unsubscribe()

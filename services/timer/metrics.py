@@ -23,6 +23,16 @@ MOVED_ON = Counter(
     "dominos_timer_moved_on_total",
     "Due deadlines dropped because their table had moved on before firing.",
 )
+OVERDUE = Gauge(
+    "dominos_timer_overdue_deadlines",
+    "Deadlines of this replica's shards past due by more than the grace (2 s) and still in "
+    "the index: not fired, or fired and not acted on (sampled at each sweep).",
+)
+OLDEST_OVERDUE = Gauge(
+    "dominos_timer_oldest_overdue_seconds",
+    "How far past due the oldest deadline of this replica's shards is, beyond 0 only once "
+    "past the grace (sampled at each sweep).",
+)
 SCHEDULED = Gauge("dominos_timer_scheduled", "Deadlines in this replica's in-process schedule.")
 ERRORS = Counter(
     "dominos_timer_errors_total", "Errors talking to Redis or NATS, by dependency.", ["dependency"]

@@ -29,13 +29,42 @@ from typing import Any, Final
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
 
-from services.common.bus import TABLE_SUBJECTS, TIMER_SUBJECT, ensure_timer_stream
+from services.common.bus import TABLE_SUBJECTS, TIMER_STREAM, TIMER_SUBJECT, ensure_timer_stream
+from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
 from services.timer import metrics
 from services.timer.claims import TimerStore
 from services.timer.membership import ALL_SHARDS, Membership
 from services.timer.schedule import Deadline, Schedule
+
+#: How far past due a deadline still in the index may be before it counts as overdue (it
+#: fired; the table's commit takes milliseconds, a retry 0.5-1 s).
+OVERDUE_GRACE_MS = 2_000
+
+
+class Overdue:
+    """Counts the index rows due before ``before_ms`` (the overdue ones) and the oldest."""
+
+    __slots__ = ("before_ms", "deadlines", "oldest_ms")
+
+    def __init__(self, before_ms: int) -> None:
+        self.before_ms = before_ms
+        self.deadlines = 0
+        self.oldest_ms: int | None = None
+
+    def count(self, rows: list[tuple[str, int]]) -> None:
+        """Count the overdue rows of a page (``(table_id, deadline_ms)``)."""
+        for _, deadline_ms in rows:
+            if deadline_ms < self.before_ms:
+                self.deadlines += 1
+                if self.oldest_ms is None or deadline_ms < self.oldest_ms:
+                    self.oldest_ms = deadline_ms
+
+    def oldest_age_ms(self, now_ms: int) -> int:
+        """How far past due the oldest overdue row is (0 when none is)."""
+        return 0 if self.oldest_ms is None else max(now_ms - self.oldest_ms, 0)
+
 
 #: Rows of the deadline index read per sweep page.
 SWEEP_PAGE: Final = 2000
@@ -152,9 +181,11 @@ class TimerService:
         now = self.now_ms()
         until = now + self.sweep_ms + 250
         woke = False
+        overdue = Overdue(now - OVERDUE_GRACE_MS)
         for shard, first in (await self.store.first_pages(owned, until, SWEEP_PAGE)).items():
             page, offset = first, 0
             while True:
+                overdue.count(page)
                 woke |= await self._learn_rows(page)
                 offset += len(page)
                 if len(page) < SWEEP_PAGE:
@@ -168,6 +199,8 @@ class TimerService:
                 Deadline(table_id, now, 0, events_pb2.DEADLINE_KIND_PRESENCE_LEASE, seat)
             )
         metrics.SCHEDULED.set(len(self.schedule))
+        metrics.OVERDUE.set(overdue.deadlines)
+        metrics.OLDEST_OVERDUE.set(overdue.oldest_age_ms(now) / 1000)
 
     async def _learn_rows(self, page: list[tuple[str, int]]) -> bool:
         """Schedule the index rows this replica does not know yet; whether one is due
@@ -296,7 +329,9 @@ class TimerService:
             attempt=deadline.attempt,
             seat=deadline.seat,
         )
-        await self.js.publish(TIMER_SUBJECT, message.SerializeToString())
+        await timed_publish(
+            TIMER_STREAM, self.js.publish(TIMER_SUBJECT, message.SerializeToString())
+        )
         kind = _KINDS.get(deadline.kind, "other")
         if deadline.attempt == 1:
             metrics.FIRED.labels(kind).inc()

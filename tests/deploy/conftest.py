@@ -3,13 +3,16 @@
 - ``exported_metrics`` (session): every metric name the services export, read from
   ``prometheus_client.REGISTRY`` after importing the services' metric modules.
 - ``rendered_overlays`` (session): ``{"dev": [...], "prod": [...]}``, the manifests of each
-  kustomize overlay, rendered by ``kubectl kustomize`` (kustomize built into kubectl).
+  kustomize overlay, rendered as operators render them, by ``make deploy-render``
+  (deploy/k8s/render.sh: ``kubectl kustomize``, kustomize built into kubectl; prod with the
+  image :data:`PROD_IMAGE`).
 - :func:`require_tool`: the path of a command-line tool, or a skip with a clear message.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shutil
 import subprocess
@@ -28,6 +31,9 @@ ALERTS = DEPLOY / "prometheus" / "alerts.yml"
 ALERTS_TEST = DEPLOY / "prometheus" / "alerts_test.yml"
 DASHBOARD = DEPLOY / "grafana" / "dominos.json"
 DEPLOY_README = DEPLOY / "README.md"
+#: The image the prod overlay is rendered with here (never pulled): a registry host and a
+#: digest, as `make deploy-render OVERLAY=prod IMAGE=...` requires.
+PROD_IMAGE = "registry.dominos.internal/dominos/dominos-cluster@sha256:" + "7d2c0f4b9a1e6835" * 4
 
 #: Every module that defines metrics (importing one registers its collectors).
 METRIC_MODULES = (
@@ -38,6 +44,8 @@ METRIC_MODULES = (
     "services.timer.metrics",
     "services.gateway.metrics",
     "services.bots.metrics",
+    "services.common.loop_lag",
+    "services.common.dependency_metrics",
 )
 
 #: Series Prometheus itself adds for every scrape target.
@@ -111,10 +119,39 @@ def kubectl_kustomize(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(out) if doc]
 
 
+def make_deploy_render(overlay: str, image: str | None) -> subprocess.CompletedProcess[str]:
+    """``make deploy-render OVERLAY=<overlay> [IMAGE=<image>]`` as an operator runs it, its
+    outcome unchecked. Without the variables of an enclosing make (``make deploy-test``) or of
+    the caller's shell, so that only ``image`` is ever the image."""
+    if shutil.which("kubectl") is None:
+        pytest.fail("`kubectl` is not on PATH: make deploy-render renders with `kubectl kustomize`")
+    inherited = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "OVERLAY", "IMAGE"}
+    env = {key: value for key, value in os.environ.items() if key not in inherited}
+    args = ["make", "-s", "--no-print-directory", "-C", str(ROOT), "deploy-render"]
+    args.append(f"OVERLAY={overlay}")
+    if image is not None:
+        args.append(f"IMAGE={image}")
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def render_overlay(overlay: str, image: str | None = None) -> list[dict[str, Any]]:
+    """The manifests ``make deploy-render`` prints for ``overlay`` (prod: with ``image``,
+    by default :data:`PROD_IMAGE`), or fail the test with its output."""
+    if image is None and overlay == "prod":
+        image = PROD_IMAGE
+    proc = make_deploy_render(overlay, image)
+    if proc.returncode != 0:
+        pytest.fail(
+            f"make deploy-render OVERLAY={overlay} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+        )
+    return [doc for doc in yaml.safe_load_all(proc.stdout) if doc]
+
+
 @pytest.fixture(scope="session")
 def rendered_overlays() -> dict[str, list[dict[str, Any]]]:
-    """Every overlay rendered by ``kubectl kustomize``."""
-    return {overlay: kubectl_kustomize(K8S / "overlays" / overlay) for overlay in OVERLAYS}
+    """Every overlay as ``make deploy-render`` renders it (:func:`render_overlay`)."""
+    return {overlay: render_overlay(overlay) for overlay in OVERLAYS}
 
 
 def load_alert_rules() -> list[dict[str, Any]]:

@@ -216,13 +216,15 @@ def test_unit_tests_run_two_namespaces_in_one_prometheus() -> None:
         "DominosTimerLate",
         "DominosOutboxBacklog",
         "DominosRobotsFailing",
+        "DominosProbeFailing",
     } <= two_namespace_firing
     names = {case["name"] for case in _suite()["tests"]}
     assert any("dead prod gateway" in name and "live dev gateway" in name for name in names)
 
 
 def test_unit_tests_include_a_quiet_healthy_cluster_without_any_alert() -> None:
-    """A case where players act in time (no deadline fires), every alert is checked silent."""
+    """A case where players act in time (no deadline fires) and every probe succeeds: every
+    alert is checked silent."""
     quiet = [c for c in _suite()["tests"] if "quiet healthy cluster" in c["name"]]
     assert len(quiet) == 1
     (case,) = quiet
@@ -360,6 +362,41 @@ def test_target_down_is_inhibited_by_service_down_of_the_same_namespace_and_job(
     assert not inhibited(rules, _alert("DominosRobotsFailing", namespace=DEV), [down])
     bots_down = _alert("DominosServiceDown", namespace=PROD, job="dominos-bots")
     assert not inhibited(rules, robots, [bots_down, robots]), "only the table's outage hides it"
+
+
+def test_probe_failing_is_inhibited_by_a_dead_gateway_of_its_namespace_only() -> None:
+    """No gateway at all (DominosServiceDown, job dominos-gateway) explains failing probes
+    of that namespace; any other cause still pages."""
+    rules = _inhibit_rules()
+    probe = _alert(
+        "DominosProbeFailing",
+        namespace=PROD,
+        job="dominos-probe-grpc",
+        instance="dominos-gateway.dominos.svc:50051",
+        severity="critical",
+    )
+    dev_probe = _alert("DominosProbeFailing", namespace=DEV, job="dominos-probe-web")
+    gateway_down = _alert("DominosServiceDown", namespace=PROD, job="dominos-gateway")
+    assert inhibited(rules, probe, [gateway_down, probe])
+    assert not inhibited(rules, dev_probe, [gateway_down, dev_probe]), "another namespace"
+    assert not inhibited(rules, probe, [probe]), "a probe failing on its own pages"
+    for job in ("dominos-table", "dominos-timer", "dominos-bots"):
+        other = _alert("DominosServiceDown", namespace=PROD, job=job)
+        assert not inhibited(rules, probe, [other, probe]), job
+    replica = _alert("DominosTargetDown", namespace=PROD, job="dominos-gateway")
+    assert not inhibited(rules, probe, [replica, probe]), "one gateway replica down is no reason"
+    assert not inhibited(rules, gateway_down, [probe, gateway_down]), "never the other way"
+
+
+def test_overdue_deadlines_are_inhibited_by_a_dead_timer_service_of_their_namespace() -> None:
+    rules = _inhibit_rules()
+    overdue = _alert("DominosDeadlinesOverdue", namespace=PROD, severity="critical")
+    timer_down = _alert("DominosServiceDown", namespace=PROD, job="dominos-timer")
+    assert inhibited(rules, overdue, [timer_down, overdue])
+    dev_timer_down = _alert("DominosServiceDown", namespace=DEV, job="dominos-timer")
+    assert not inhibited(rules, overdue, [dev_timer_down, overdue]), "another namespace"
+    table_down = _alert("DominosServiceDown", namespace=PROD, job="dominos-table")
+    assert not inhibited(rules, overdue, [table_down, overdue]), "the timer still runs"
 
 
 def test_inhibition_labels_are_carried_by_the_alerts() -> None:

@@ -96,3 +96,57 @@ async def test_seat_tokens_never_appear_in_any_service_log(e2e: E2ECluster) -> N
         assert text, process.module  # the processes do log (JSON lines)
         for token in tokens:
             assert token not in text, f"a seat token leaked into the {process.module} log"
+
+
+async def test_operator_signals_after_a_game(e2e: E2ECluster) -> None:
+    """Issue 21: the latency, backlog and lag series an operator needs are filled by a game:
+    Redis and JetStream latency on the table service, gateway → table call latency, commit →
+    view latency and stream queue depth on the gateway, event-loop lag everywhere, the
+    overdue-deadline and outbox gauges, and the work queue's pending count; unary calls and
+    streams apart by ``grpc_type``."""
+    await play_game([e2e.gateways[0].address], seed=970)
+    table = samples(await asyncio.to_thread(e2e.table.scrape))
+    timer = samples(await asyncio.to_thread(e2e.timer.scrape))
+    gateway = samples(await asyncio.to_thread(e2e.gateways[0].scrape))
+
+    assert total(table, "dominos_redis_command_seconds_count", command="EVALSHA") > 0
+    assert total(table, "dominos_redis_command_seconds_count", command="PIPELINE") > 0
+    assert total(timer, "dominos_redis_command_seconds_count") > 0
+    assert total(table, "dominos_nats_publish_seconds_count", stream="DOMINOS_TABLES") > 0
+    assert total(timer, "dominos_nats_publish_seconds_count", stream="DOMINOS_TIMERS") > 0
+    calls = total(
+        gateway, "dominos_grpc_client_handling_seconds_count", grpc_method="Execute", grpc_code="OK"
+    )
+    plays = total(gateway, "dominos_grpc_server_handled_total", grpc_method="PlayTile")
+    assert calls >= plays > 0  # every command reached the table service at least once
+    views = total(gateway, "dominos_gateway_view_latency_seconds_count")
+    assert views > 0
+    assert total(gateway, "dominos_gateway_fanout_seconds_count") == views
+    # Every view written observed its queue depth (views read as snapshots included).
+    assert total(gateway, "dominos_gateway_stream_queue_depth_count") >= views
+    for page in (table, timer, gateway):
+        assert total(page, "dominos_event_loop_lag_seconds_count") > 0
+    # Nothing is overdue or waiting after a game played in time.
+    assert ("dominos_timer_overdue_deadlines", ()) in timer
+    assert timer[("dominos_timer_oldest_overdue_seconds", ())] < 30
+    assert table[("dominos_table_outbox_oldest_seconds", ())] < 30
+    pending = total(
+        table,
+        "dominos_jetstream_consumer_pending",
+        stream="DOMINOS_TIMERS",
+        consumer="dominos-table",
+    )
+    assert pending == 0
+    assert any(
+        name == "dominos_jetstream_consumer_pending" and dict(labels)["stream"] == "DOMINOS_TIMERS"
+        for name, labels in table
+    )
+    # Streams are apart from unary calls.
+    watch = total(gateway, "dominos_grpc_server_handled_total", grpc_method="WatchTable")
+    assert watch == total(
+        gateway,
+        "dominos_grpc_server_handled_total",
+        grpc_method="WatchTable",
+        grpc_type="server_stream",
+    )
+    assert total(gateway, "dominos_grpc_server_handled_total", grpc_type="unary") >= plays

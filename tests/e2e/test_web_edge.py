@@ -219,7 +219,7 @@ async def test_web_calls_count_in_the_same_rpc_metrics_and_by_protocol(
     after = cluster.gateways[0].scrape()
     handled = (
         'dominos_grpc_server_handled_total{grpc_code="NOT_FOUND",'
-        'grpc_method="JoinTable",grpc_service="dominos.v1.DominosService"}'
+        'grpc_method="JoinTable",grpc_service="dominos.v1.DominosService",grpc_type="unary"}'
     )
     web_calls = 'dominos_gateway_web_calls_total{grpc_method="JoinTable",protocol="grpc_web"}'
     assert sample(after, handled) == sample(before, handled) + 1

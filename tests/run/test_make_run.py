@@ -172,6 +172,26 @@ def check_local_security(run_dir: Path, ports: dict[str, int]) -> None:
         assert listeners(port) == {"127.0.0.1"}, (name, listeners(port))
 
 
+def interrupt_and_check_nothing_left(
+    launcher: subprocess.Popen[bytes], seen: dict[int, str], ports: dict[str, int], log: Path
+) -> str:
+    """SIGINT to the launcher (Ctrl-C), then: every process seen below it is gone (or a
+    zombie waiting for its reaper), every port is free again, and its log says it got the
+    signal. Returns the log."""
+    launcher.send_signal(signal.SIGINT)
+    launcher.wait(timeout=20)
+    wait_until(
+        lambda: all(state(pid) in (None, "Z") for pid in seen),
+        timeout=10,
+        message="every process gone",
+    )
+    for variable, port in ports.items():
+        assert port_is_free(port), f"{variable} {port} still taken"
+    output = log.read_text(errors="replace")
+    assert "SIGINT received" in output
+    return output
+
+
 @pytest.fixture
 def ports() -> dict[str, int]:
     return {spec.variable: free_port() for spec in PORTS}
@@ -232,19 +252,7 @@ def test_make_run_serves_a_demo_game_and_sigint_stops_every_process(
         assert re.search(r"^Team [AB] \(.+\) wins the game, \d+ to \d+\.$", demo.stdout, re.M)
         collect()
 
-        launcher.send_signal(signal.SIGINT)
-        launcher.wait(timeout=20)
-        # Nothing left: every process seen below the launcher is gone (or a zombie
-        # waiting for its reaper), and every port is free again.
-        wait_until(
-            lambda: all(state(pid) in (None, "Z") for pid in seen),
-            timeout=10,
-            message="every process gone",
-        )
-        for variable, port in ports.items():
-            assert port_is_free(port), f"{variable} {port} still taken"
-        output = launcher_log.read_text()
-        assert "SIGINT received" in output
+        output = interrupt_and_check_nothing_left(launcher, seen, ports, launcher_log)
         for name in ("redis", "nats", "table", "timer", "gateway"):
             assert re.search(rf"{name}\.1 +\| ", output) or f"{name}.1 stopped" in output
         assert time.monotonic() - started < 60

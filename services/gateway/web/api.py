@@ -59,7 +59,12 @@ class WebApi:
 
     def __init__(self, servicer: Any) -> None:
         for method in SERVICE.methods:
-            behaviour = timed(getattr(servicer, method.name), SERVICE.full_name, method.name)
+            behaviour = timed(
+                getattr(servicer, method.name),
+                SERVICE.full_name,
+                method.name,
+                streaming=method.server_streaming,
+            )
             adapter = (
                 self._streaming(method.name, behaviour)
                 if method.server_streaming

@@ -4,6 +4,7 @@ after a restart, without operator action (issue 3)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from dominos.v1 import events_pb2, gateway_pb2
@@ -118,3 +119,39 @@ async def test_outboxes_acknowledged_together_are_cleared_in_one_round_trip(
     # (a script call per shard it touches).
     assert 1 <= len(batches) <= 5, batches
     assert sum(batches) >= 20
+
+
+async def test_the_outbox_backlog_counts_tables_left_behind_and_the_oldest_wait(
+    redis_server: Any, nats_server: Any, nats_client: Any, redis_connect: Any
+) -> None:
+    """Issue 21: the gauges behind DominosOutboxBacklog. A commit whose events were never
+    published stays in the pending index; the backlog counts it and ages it by its Redis
+    score (when its outbox filled), and forgets it once it is published."""
+    settings = table_settings(redis_server.url_for("table"), nats_server.url_for("table"))
+    store = TableStore(redis_connect("table"))
+    before, _ = await store.outbox_backlog(now_ms=_now_ms())
+    crashed = TableApp(store, None, policy_from(settings))  # commits, never publishes
+    tables = [
+        await crashed.create_table(
+            gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
+        )
+        for _ in range(3)
+    ]
+    count, oldest_ms = await store.outbox_backlog(now_ms=_now_ms())
+    assert count == before + 3
+    later, oldest_later_ms = await store.outbox_backlog(now_ms=_now_ms() + 90_000)
+    assert later == count
+    assert oldest_later_ms - oldest_ms >= 89_000  # ages with the clock, from the same score
+    js = nats_client.jetstream()
+    await ensure_table_stream(js)
+    publisher = EventPublisher(js, store)
+    for created in tables:
+        await publisher.publish(created.table_id, await store.outbox(created.table_id))
+    after, oldest_after_ms = await store.outbox_backlog(now_ms=_now_ms())
+    assert after == before
+    if before == 0:
+        assert oldest_after_ms == 0
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
