@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -176,8 +176,14 @@ bench-load-idle: install ## one table: idle latency vs the floor
 bench-load-ramp: install ## step ramp 100..2500: largest N with p99 < 15 ms
 	$(BIN)/python -m bench.load --ramp
 
-bench-load-smoke: install ## the load bench in ~25 s (make test runs it too)
+bench-load-smoke: install ## the load bench in ~40 s, floor pipeline included (make test runs it too)
 	$(BIN)/python -m bench.load --smoke
+
+bench-load-pinned: install ## ramp with the cluster on core 0, the generators on core 1 (tables per cluster core, vs the floor pipeline)
+	$(BIN)/python -m bench.load --ramp --steps 50,100,150,200,250,300 --keep-going --cluster-cpus 0 --generator-cpus 1
+
+bench-profile: install ## py-spy flame graphs of the gateway and the table service at 250 tables into bench/profiles/
+	$(BIN)/python -m bench.load --tables 250 --seconds 30 --pipeline none --profile bench/profiles
 
 bench-compare: ## make bench-compare A=bench/results/x.json B=bench/results/y.json
 	$(BIN)/python -m bench.compare $(A) $(B)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import bench.load
+from bench.load.pinning import parse_cpus
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "bench" / "results"
@@ -46,6 +47,15 @@ class Config:
     stream_floor: bool
     keep_going: bool
     seed: int
+    #: Cores the cluster's processes (and the floor pipeline's) run on; () = unpinned.
+    cluster_cpus: tuple[int, ...] = ()
+    #: Cores the load generators (and the bench itself) run on; () = unpinned.
+    generator_cpus: tuple[int, ...] = ()
+    #: The floor pipeline after the cluster: at the last step's N, at every step's, or not.
+    pipeline: str = "last"
+    #: Where py-spy writes flame graphs of the gateway and the table service over the last
+    #: step's recorded time (None: no profile).
+    profile_dir: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``config`` of the results."""
@@ -63,6 +73,10 @@ class Config:
             "p99_limit_ms": self.p99_limit_ms,
             "away_fraction": self.away_fraction,
             "seed": self.seed,
+            "cluster_cpus": list(self.cluster_cpus),
+            "generator_cpus": list(self.generator_cpus),
+            "pipeline": self.pipeline,
+            "profile_dir": str(self.profile_dir) if self.profile_dir else None,
         }
 
 
@@ -104,11 +118,36 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-stream-floor", action="store_true", help="skip the bare grpc.aio stream memory"
     )
+    parser.add_argument(
+        "--cluster-cpus",
+        default="",
+        help="cores of the cluster's processes, e.g. 0 or 0-1 (default: unpinned)",
+    )
+    parser.add_argument(
+        "--generator-cpus",
+        default="",
+        help="cores of the load generators and this bench, e.g. 1 (default: unpinned)",
+    )
+    parser.add_argument(
+        "--pipeline",
+        choices=("last", "all", "none"),
+        default="last",
+        help="the floor pipeline (a move's bare I/O) after the cluster: at the last step (default)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="py-spy flame graphs of the gateway and table service over the last step (DIR)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="where to write the results")
     parser.add_argument("--keep-logs", action="store_true", help="keep the services' logs")
     parser.add_argument("--generator", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--pipeline-table", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--pipeline-gateway", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--pipeline-driver", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -141,6 +180,15 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         parser.error("--tables / --steps: positive, ascending")
     if pace <= 0 or seconds <= 0 or warmup < 0 or args.generators < 1:
         parser.error("--pace, --seconds, --generators must be positive")
+    try:
+        cluster_cpus, generator_cpus = (
+            parse_cpus(args.cluster_cpus),
+            parse_cpus(args.generator_cpus),
+        )
+    except ValueError as error:
+        parser.error(f"--cluster-cpus / --generator-cpus: {error}")
+    if set(cluster_cpus) & set(generator_cpus):
+        parser.error("--cluster-cpus and --generator-cpus must not share a core")
     return Config(
         scenario=scenario,
         steps=steps,
@@ -156,4 +204,8 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         stream_floor=not args.no_stream_floor,
         keep_going=args.keep_going,
         seed=args.seed,
+        cluster_cpus=cluster_cpus,
+        generator_cpus=generator_cpus,
+        pipeline=args.pipeline,
+        profile_dir=args.profile,
     )

@@ -150,3 +150,26 @@ def verdicts(figures: dict[str, float], idle: bool) -> dict[str, bool | None]:
             figures["gateway_bytes_per_stream"], lambda v: v <= TARGET_GATEWAY_BYTES_PER_STREAM
         ),
     }
+
+
+def pipeline_figures(step: dict[str, Any]) -> dict[str, float]:
+    """The floor pipeline's latency and CPU per move at the step's N, and the cluster's as
+    multiples of them (issue 22's targets: CPU <= 1.5x, idle p50 <= 1.5x)."""
+    pipeline = step["pipeline"]
+    views = pipeline["latency_ms"]["views_from_schedule"]
+    moves = pipeline["moves"]
+    cpu = sum(pipeline["cpu_s"].values())
+    per_1k = cpu * 1000 / moves if moves else math.nan
+    figures = {
+        "pipeline_views_p50_ms": _ms(views, "p50"),
+        "pipeline_views_p99_ms": _ms(views, "p99"),
+        "pipeline_cpu_s_per_1k": per_1k,
+        "pipeline_errors": float(sum(pipeline["errors"].values())),
+    }
+    for name, seconds in pipeline["cpu_s_per_1k_moves"].items():
+        figures[f"pipeline_cpu_s_per_1k_{name}"] = seconds
+    cluster = step["figures"]
+    figures["cpu_over_pipeline"] = cluster["cpu_s_per_1k_cluster"] / per_1k if per_1k else math.nan
+    p50 = figures["pipeline_views_p50_ms"]
+    figures["p50_over_pipeline"] = cluster["views_p50_ms"] / p50 if p50 else math.nan
+    return figures

@@ -22,9 +22,11 @@ from redis.asyncio import Redis
 
 from bench.gateway_bench import measure, measure_floor
 from bench.load.config import RESULTS_DIR, Config, build_config, parser
-from bench.load.figures import step_figures, verdicts
+from bench.load.figures import pipeline_figures, step_figures, verdicts
 from bench.load.floor import LoadFloor, floor_server_main
 from bench.load.generator import GeneratorProcess, generator_main
+from bench.load.pinning import pin
+from bench.load.pipeline import child_main, measure_pipeline
 from bench.load.report import print_report, progress
 from bench.load.step import Rig, new_seat_log, run_step
 from bench.load.watch import Baseline, TimerWatch
@@ -115,6 +117,7 @@ async def drive(config: Config, cluster: ProcessCluster) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     seat_log = new_seat_log()
     try:
+        _pin_cluster(config, cluster)
         await floor.open(cluster.redis.url_for("admin"), cluster.nats.url_for("admin"))
         baseline = await Baseline.read(cluster, redis)
         generators = list(
@@ -125,6 +128,8 @@ async def drive(config: Config, cluster: ProcessCluster) -> dict[str, Any]:
                 )
             )
         )
+        for generator in generators:
+            pin(generator.pid, config.generator_cpus)
         rig = Rig(cluster, redis, floor, timer, baseline, generators)
         steps = await _run_steps(config, rig, seat_log)
         cluster.mark_logs()
@@ -137,6 +142,40 @@ async def drive(config: Config, cluster: ProcessCluster) -> dict[str, Any]:
     if steps and config.stream_floor:
         await _stream_floor(steps[-1])
     return _results(config, steps, seat_log)
+
+
+def _pin_cluster(config: Config, cluster: ProcessCluster) -> None:
+    """The cluster's processes on ``--cluster-cpus``, this one (the floor, the timer's
+    watch) on ``--generator-cpus``."""
+    assert cluster.redis.pid is not None and cluster.nats.pid is not None
+    for pid in (cluster.redis.pid, cluster.nats.pid, *(r.pid for r in cluster.replicas)):
+        pin(pid, config.cluster_cpus)
+    pin(os.getpid(), config.generator_cpus)
+
+
+async def _pipelines(config: Config, results: dict[str, Any]) -> None:
+    """The floor pipeline at the steps ``--pipeline`` names, after the cluster stopped;
+    each step gets its ``pipeline`` and the figures comparing the two."""
+    steps = results["steps"]
+    chosen = [] if config.pipeline == "none" else steps if config.pipeline == "all" else steps[-1:]
+    for step in chosen:
+        progress(f"[load] floor pipeline: {step['tables']} tables ...")
+        step["pipeline"] = await measure_pipeline(
+            config,
+            step["tables"],
+            cluster_cpus=config.cluster_cpus,
+            generator_cpus=config.generator_cpus,
+        )
+        step["figures"].update(pipeline_figures(step))
+        f = step["figures"]
+        progress(
+            f"[load]   pipeline p50 {f['pipeline_views_p50_ms']:.2f} ms,"
+            f" {f['pipeline_cpu_s_per_1k']:.2f} CPU s per 1k moves;"
+            f" cluster {f['cpu_over_pipeline']:.1f}x its CPU, {f['p50_over_pipeline']:.1f}x its p50"
+        )
+    cores = len(config.cluster_cpus) or os.cpu_count() or 1
+    results["cluster_cores"] = cores
+    results["largest_good_tables_per_core"] = results["largest_good_tables"] / cores
 
 
 def _raise_file_limit() -> None:
@@ -157,9 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.floor_server:
         asyncio.run(floor_server_main())
         return 0
+    if child_main(args):
+        return 0
     config = build_config(args, arguments)
     _raise_file_limit()
     results = measure(lambda cluster: drive(config, cluster), keep_logs=args.keep_logs)
+    asyncio.run(_pipelines(config, results))
     print_report(results)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = args.json or RESULTS_DIR / f"load-{config.scenario}-{stamp}.json"

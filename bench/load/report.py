@@ -231,12 +231,40 @@ def _problem_rows(results: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _pipeline_rows(step: dict[str, Any]) -> list[Row]:
+    """The floor pipeline beside the cluster (issue 22), when it ran at this step."""
+    if "pipeline" not in step:
+        return []
+    f, pipeline = step["figures"], step["pipeline"]
+    per_process = ", ".join(
+        f"{name} {seconds:.2f}" for name, seconds in pipeline["cpu_s_per_1k_moves"].items()
+    )
+    return [
+        _row(
+            "floor pipeline: action -> 4 views (ms)",
+            _dist(pipeline["latency_ms"]["views_from_schedule"]),
+        ),
+        _row(
+            "floor pipeline: CPU s per 1k moves",
+            f"{f['pipeline_cpu_s_per_1k']:.2f} ({per_process}); errors {f['pipeline_errors']:.0f}",
+        ),
+        _row(
+            "cluster CPU per command / pipeline's",
+            f"{f['cpu_over_pipeline']:.2f}x",
+            "<= 1.5x",
+            _verdict(f["cpu_over_pipeline"] <= 1.5),
+        ),
+        _row("cluster p50 / pipeline's p50", f"{f['p50_over_pipeline']:.2f}x", "idle: <= 1.5x"),
+    ]
+
+
 def print_step(results: dict[str, Any], step: dict[str, Any]) -> None:
     """The table of one run."""
     _print_heading(results, step)
     rows = [
         *_latency_rows(step),
         *_timer_and_floor_rows(step),
+        *_pipeline_rows(step),
         *_cpu_rows(step, results["config"]["seconds"]),
         *_memory_rows(step),
         *_problem_rows(results),
@@ -304,10 +332,18 @@ def print_ramp(results: dict[str, Any]) -> None:
     for r in (RAMP_HEAD, *rows):
         print("  ".join(cell.rjust(widths[i]) for i, cell in enumerate(r)))
     best = results["largest_good_tables"]
+    cores = results.get("cluster_cores")
+    per_core = (
+        f"; {results['largest_good_tables_per_core']:.0f} tables per cluster core" if cores else ""
+    )
     print(
         f"largest N with p99 < {cfg['p99_limit_ms']:g} ms and no errors: {best if best else 'none'}"
         f" ({best * 4 if best else 0} streams, {best / cfg['pace_s'] if best else 0:.0f} actions/s)"
+        f"{per_core}"
     )
+    for step in results["steps"]:
+        if "pipeline" in step:
+            _print_rows(("figure", "value", "target", "verdict"), _pipeline_rows(step))
 
 
 def print_report(results: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from bench.histogram import Histogram
 from bench.load.config import MEMORY_SAMPLE, Config, away_tables
 from bench.load.floor import LoadFloor
 from bench.load.generator import HISTOGRAMS, GeneratorProcess, Window
+from bench.load.profiles import finish_profiles, start_profiles
 from bench.load.report import progress
 from bench.load.watch import (
     Baseline,
@@ -148,12 +149,14 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
         )
     )
     await asyncio.sleep(max(0.0, (window.measure_from - _perf_ns()) / 1e9))
+    profilers = await start_profiles(config, tables, every)
     cpu_start, busy_start = cpu_now(every), machine_busy_s()
     await rig.floor.sample_for(window.measure_to, config.floor_hz)
     await asyncio.sleep(max(0.0, (window.measure_to - _perf_ns()) / 1e9))
     cpu_end, busy_end = cpu_now(every), machine_busy_s()
     loadavg_after = os.getloadavg()
     answers = list(await answers_future)
+    await finish_profiles(profilers)
     return Played(
         window,
         answers,

@@ -37,6 +37,13 @@ FIGURES = (
     "redis_bytes_per_table_end",
     "redis_memory_usage_median_bytes",
     "gateway_bytes_per_stream",
+    # The floor pipeline at the same N (issue 22), and the cluster against it.
+    "pipeline_views_p50_ms",
+    "pipeline_views_p99_ms",
+    "pipeline_cpu_s_per_1k",
+    *(f"pipeline_cpu_s_per_1k_{name}" for name in ("gateway", "table", "redis", "nats")),
+    "cpu_over_pipeline",
+    "p50_over_pipeline",
 )
 
 
@@ -73,3 +80,9 @@ def test_load_smoke(tmp_path: Path) -> None:
     assert figures["views_p50_ms"] > 0 and figures["floor_sum_p50_ms"] > 0
     assert all(figures[f"cpu_s_{name}"] > 0 for name in ("table", "gateway", "generator0"))
     assert results["seating"]["seat_errors"] == {}
+    # The floor pipeline played the same tables without an error, and costs less than the
+    # cluster (it does a move's I/O and nothing else).
+    assert step["pipeline"]["errors"] == {}
+    assert step["pipeline"]["moves"] > 50
+    assert figures["cpu_over_pipeline"] > 1
+    assert "cluster CPU per command / pipeline's" in done.stdout
