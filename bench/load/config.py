@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import bench.load
-from bench.load.pinning import parse_cpus
+from testing.pinning import parse_cpus
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "bench" / "results"

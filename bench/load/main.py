@@ -25,13 +25,13 @@ from bench.load.config import RESULTS_DIR, Config, build_config, parser
 from bench.load.figures import pipeline_figures, step_figures, verdicts
 from bench.load.floor import LoadFloor, floor_server_main
 from bench.load.generator import GeneratorProcess, generator_main
-from bench.load.pinning import pin
 from bench.load.pipeline import child_main, measure_pipeline
 from bench.load.report import print_report, progress
 from bench.load.step import Rig, new_seat_log, run_step
 from bench.load.watch import Baseline, TimerWatch
 from services.common.bus import TIMER_SUBJECT
 from testing.cluster import ProcessCluster
+from testing.pinning import pin
 
 
 def _json_safe(value: Any) -> Any:

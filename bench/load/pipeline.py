@@ -45,8 +45,8 @@ from bench.histogram import Histogram
 from bench.load.config import ROOT, Config
 
 __all__ = ["child_main", "measure_pipeline"]
-from bench.load.pinning import pin
 from services.client.api import CHANNEL_OPTIONS
+from testing.pinning import pin
 from testing.procfs import cpu_times
 from testing.secrets import SESSION_SECRETS
 from testing.servers import NatsServer, RedisServer

@@ -2,7 +2,10 @@
 
 ``table_view(state, seat, server_time_ms)`` is what every service sends towards a client;
 it is a mechanical copy of :func:`services.rules.view_for`'s result, so no field can
-carry more than the engine's projection allows.
+carry more than the engine's projection allows. The gateway's view streams send the same
+message as two serialised parts (:func:`public_view_bytes` once per version, from the
+engine's :func:`~services.rules.public_view`; the seat's own part per stream,
+:func:`watch_response_bytes`, from :func:`~services.rules.private_view`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,17 @@ from typing import Any
 
 from dominos.v1 import game_pb2
 
-from services.rules import NOBODY, RoundResult, RuleSet, SeatView, TableState, view_for
+from services.rules import (
+    NOBODY,
+    RoundResult,
+    RuleSet,
+    SeatPrivate,
+    SeatView,
+    TableState,
+    private_view,
+    public_view,
+    view_for,
+)
 from services.rules.events import (
     Drew,
     EndAnswered,
@@ -225,26 +238,22 @@ def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
         message.open_ends.add(end=_enum(end), number=number)
 
 
-def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
-    """The contract's ``TableView`` of ``state`` for ``seat`` at the server time given."""
-    view = view_for(state, seat)
+def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
+    """Every field of a ``TableView`` that is the same for every seat (none of
+    :data:`SEAT_FIELDS`)."""
     teams = view.rules.teams
     message = game_pb2.TableView(
         table_id=view.table_id,
         version=view.version,
         phase=_enum(view.phase),
         target=view.target,
-        your_seat=view.your_seat,
-        can_pass=view.can_pass,
         turn_deadline_ms=view.deadline_ms,
-        server_time_ms=server_time_ms,
         round_number=view.round_number,
         opener_seat=max(view.opener_seat, 0),
         consecutive_passes=view.consecutive_passes,
         last_action=_last_action(view.last_action),
         rules=rules_message(view.rules),
         stock_size=view.stock_count,
-        can_draw=view.can_draw,
         side_scores=view.scores,
     )
     if teams:
@@ -269,9 +278,6 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
             stand_in_until_ms=public.stand_in_until_ms,
             drawn=public.drawn,
         )
-    message.hand.extend(tile_message(tile) for tile in view.hand)
-    for move, points in zip(view.legal_moves, view.move_points, strict=True):
-        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
     _copy_layout(message, view)
     if view.turn_seat != NOBODY:
         message.turn_seat = view.turn_seat
@@ -283,3 +289,60 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
     if state.options is not NO_OPTIONS:
         _copy_options(message, view, state)
     return message
+
+
+#: The fields of a ``TableView`` that differ between seats (the seat's own part) or between
+#: two sends (``server_time_ms``); every other field is in the public part.
+SEAT_FIELDS = ("your_seat", "can_pass", "can_draw", "hand", "legal_moves", "server_time_ms")
+
+
+def _private_message(private: SeatPrivate | SeatView, server_time_ms: int) -> game_pb2.TableView:
+    """The :data:`SEAT_FIELDS` of a seat's ``TableView``."""
+    message = game_pb2.TableView(
+        your_seat=private.your_seat,
+        can_pass=private.can_pass,
+        can_draw=private.can_draw,
+        server_time_ms=server_time_ms,
+    )
+    message.hand.extend(tile_message(tile) for tile in private.hand)
+    for move, points in zip(private.legal_moves, private.move_points, strict=True):
+        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
+    return message
+
+
+def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
+    """The contract's ``TableView`` of ``state`` for ``seat`` at the server time given: the
+    engine's projection (:func:`~services.rules.view_for`), copied field by field."""
+    view = view_for(state, seat)
+    message = _public_message(view, state)
+    message.MergeFrom(_private_message(view, server_time_ms))
+    return message
+
+
+def public_view_bytes(state: TableState) -> bytes:
+    """The serialised public part of every seat's ``TableView`` of ``state`` (from
+    :func:`~services.rules.public_view`: no hand, no legal move): computed once per version,
+    shared by the streams of every seat."""
+    return bytes(_public_message(public_view(state), state).SerializeToString())
+
+
+#: ``WatchTableResponse.view`` is field 1, length-delimited.
+_VIEW_TAG = b"\x0a"
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def watch_response_bytes(public: bytes, state: TableState, seat: int, server_time_ms: int) -> bytes:
+    """A serialised ``WatchTableResponse`` whose ``view`` is ``seat``'s ``TableView`` of
+    ``state``: ``public`` (:func:`public_view_bytes` of the same state) followed by the seat's
+    own part. Protobuf parses concatenated messages as one merged message, and the two parts
+    share no field, so the bytes parse exactly as ``table_view(state, seat, server_time_ms)``."""
+    own = _private_message(private_view(state, seat), server_time_ms).SerializeToString()
+    return _VIEW_TAG + _varint(len(public) + len(own)) + public + own

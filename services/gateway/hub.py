@@ -30,6 +30,7 @@ from dominos.v1 import events_pb2
 
 from services.common.bus import table_subject
 from services.common.logging import get_logger
+from services.common.projection import public_view_bytes
 from services.rules import TableState, decode_state
 
 log = get_logger(__name__)
@@ -39,12 +40,16 @@ class Version(NamedTuple):
     """One version of a table as a gateway holds it: the state (without its seed), who
     holds each seat (``TableEvent.seat_holders``) and, for a version that came as an event,
     when it was committed (``TableEvent.committed_at_ms``) and when it arrived here
-    (``time.monotonic()``), for the fan-out metrics; 0 for a snapshot read."""
+    (``time.monotonic()``), for the fan-out metrics (0 for a snapshot read); and the public
+    part of its views, serialised once."""
 
     state: TableState
     holders: bytes
     committed_at_ms: int = 0
     received: float = 0.0
+    #: The serialised public part of every seat's view of it (set by :meth:`Hub.publish`:
+    #: once per version, shared by every stream of the table).
+    public: bytes = b""
 
     @property
     def version(self) -> int:
@@ -261,6 +266,8 @@ class Hub:
         if version.version <= feed.version:
             return
         feed.version = version.version
+        if not version.public:
+            version = version._replace(public=public_view_bytes(version.state))
         feed.current = version
         feed.updated_at = asyncio.get_running_loop().time()
         for watcher in feed.watchers:

@@ -13,7 +13,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from dominos.v1 import gateway_pb2, gateway_pb2_grpc, table_pb2, table_pb2_grpc
+import grpc
+from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
 
 from services.common.connections import connect_nats, connect_redis, table_channel
 from services.common.grpc_server import SERVER_OPTIONS, ServiceRuntime
@@ -67,8 +68,34 @@ def public_server_options(settings: Settings) -> tuple[tuple[str, int], ...]:
     return tuple(options)
 
 
+def _serialize(reply: Any) -> bytes:
+    """A reply on the wire: bytes as they are (the view streams' views, serialised in two
+    parts by ``services.common.projection.watch_response_bytes``), a message serialised."""
+    if isinstance(reply, bytes):
+        return reply
+    return bytes(reply.SerializeToString())
+
+
 def _register(servicer: GatewayServicer, server: Any) -> None:
-    gateway_pb2_grpc.add_DominosServiceServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    """The public API's methods, as the generated ``add_DominosServiceServicer_to_server``
+    registers them, with a reply serialiser that also takes pre-serialised bytes."""
+    service = gateway_pb2.DESCRIPTOR.services_by_name["DominosService"]
+    handlers = {}
+    for method in service.methods:
+        make = (
+            grpc.unary_stream_rpc_method_handler
+            if method.server_streaming
+            else grpc.unary_unary_rpc_method_handler
+        )
+        handlers[method.name] = make(
+            getattr(servicer, method.name),
+            request_deserializer=getattr(gateway_pb2, method.input_type.name).FromString,
+            response_serializer=_serialize,
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+    server.add_registered_method_handlers(service.full_name, handlers)
 
 
 async def create_server(settings: Settings) -> tuple[GatewayServer, int]:

@@ -54,13 +54,23 @@ from .state import (
     Timing,
     team_of,
 )
-from .view import PlacedTile, SeatPublic, SeatView, view_for
+from .view import (
+    NO_SEAT,
+    PlacedTile,
+    SeatPrivate,
+    SeatPublic,
+    SeatView,
+    private_view,
+    public_view,
+    view_for,
+)
 
 __all__ = [
     "ALL_REASONS",
     "CLASSIC",
     "DEFAULT_TARGET",
     "NOBODY",
+    "NO_SEAT",
     "PRESETS",
     "AnswerEnd",
     "AutoCause",
@@ -84,6 +94,7 @@ __all__ = [
     "RoundState",
     "RuleError",
     "RuleSet",
+    "SeatPrivate",
     "SeatPublic",
     "SeatView",
     "SetPresence",
@@ -102,6 +113,8 @@ __all__ = [
     "legal_moves",
     "move_points",
     "preset",
+    "private_view",
+    "public_view",
     "replay",
     "score_round",
     "skeleton",

@@ -126,9 +126,47 @@ class SeatView(NamedTuple):
     laid_per_number: tuple[int, ...] = ()
 
 
-def view_for(state: TableState, seat: int) -> SeatView:
-    """What ``seat`` may see of ``state``: public facts plus its own hand, nothing more (S6)."""
+class SeatPrivate(NamedTuple):
+    """The part of a seat's view that is its own (the rest is the same for every seat):
+    its number, its hand, its legal moves and their points, whether it may pass or draw."""
+
+    your_seat: int
+    hand: tuple[int, ...]
+    legal_moves: tuple[Play, ...]
+    move_points: tuple[int, ...]
+    can_pass: bool
+    can_draw: bool
+
+
+def private_view(state: TableState, seat: int) -> SeatPrivate:
+    """``seat``'s own part of its view: nothing of any other seat's hand (S6)."""
     rnd = state.round
+    return SeatPrivate(
+        your_seat=seat,
+        hand=tuple(tiles_of(rnd.hands[seat])) if rnd is not None else (),
+        legal_moves=legal_moves(state, seat),
+        move_points=move_points(state, seat),
+        can_pass=can_pass(state, seat),
+        can_draw=can_draw(state, seat),
+    )
+
+
+#: The seat of a public view (no seat's own part).
+NO_SEAT = NOBODY
+_NO_PRIVATE = SeatPrivate(NO_SEAT, (), (), (), False, False)
+
+
+def view_for(state: TableState, seat: int) -> SeatView:
+    """What ``seat`` may see of ``state``: public facts plus its own hand, nothing more (S6):
+    :func:`public_view` with :func:`private_view` of the seat in it."""
+    return public_view(state)._replace(**private_view(state, seat)._asdict())
+
+
+def public_view(state: TableState) -> SeatView:
+    """What every seat sees alike of ``state`` (and a spectator would): the view of no seat,
+    ``your_seat`` ``NO_SEAT``, no hand, no legal move, neither pass nor draw."""
+    rnd = state.round
+    private = _NO_PRIVATE
     live = state.phase is Phase.PLAYING
     rules = state.rules
     seats = []
@@ -165,10 +203,10 @@ def view_for(state: TableState, seat: int) -> SeatView:
         target=state.target,
         scores=state.scores,
         seats=tuple(seats),
-        your_seat=seat,
-        hand=tuple(tiles_of(rnd.hands[seat])) if rnd is not None else (),
-        legal_moves=legal_moves(state, seat),
-        can_pass=can_pass(state, seat),
+        your_seat=private.your_seat,
+        hand=private.hand,
+        legal_moves=private.legal_moves,
+        can_pass=private.can_pass,
         turn_seat=rnd.turn if live and rnd is not None else NOBODY,
         deadline_ms=state.deadline_ms,
         round_number=rnd.number if rnd is not None else 0,
@@ -182,12 +220,12 @@ def view_for(state: TableState, seat: int) -> SeatView:
         consecutive_passes=rnd.passes if rnd is not None and live else 0,
         rules=rules,
         stock_count=len(rnd.stock) if rnd is not None else 0,
-        can_draw=can_draw(state, seat),
+        can_draw=private.can_draw,
         open_ends=fives.open_ends(rnd) if rnd is not None else (),
         up_arm=up_arm,
         down_arm=down_arm,
         spinner_index=fives.spinner_index(rnd) if rnd is not None else NOBODY,
-        move_points=move_points(state, seat),
+        move_points=private.move_points,
         options=state.options,
         vote=state.vote,
         unscored=state.unscored,

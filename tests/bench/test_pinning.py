@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load.pinning import parse_cpus, pin
+from testing.pinning import parse_cpus, pin
 
 #: A child with a few threads that idle until killed.
 THREADS = (

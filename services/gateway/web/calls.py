@@ -21,6 +21,7 @@ import grpc
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
+from dominos.v1 import gateway_pb2
 from google.rpc import status_pb2
 
 from services.common.service_errors import DETAILS_KEY
@@ -111,6 +112,8 @@ class WebCall:
         """Send one message of a server stream (waits while the previous one is unsent)."""
         if self._queue is None:
             raise RuntimeError("write() on a unary web call")
+        if isinstance(message, bytes):  # a view stream's pre-serialised view
+            message = gateway_pb2.WatchTableResponse.FromString(message)
         await self._queue.put(message)
 
     async def messages(self, producer: asyncio.Task[Any]) -> AsyncIterator[Any]:

@@ -7,11 +7,17 @@ import random
 from typing import Any
 
 import pytest
-from dominos.v1 import game_pb2
+from dominos.v1 import game_pb2, gateway_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.common.projection import table_view, tile_message
+from services.common.projection import (
+    SEAT_FIELDS,
+    public_view_bytes,
+    table_view,
+    tile_message,
+    watch_response_bytes,
+)
 from services.rules import (
     NOBODY,
     Draw,
@@ -768,3 +774,71 @@ def test_every_field_mirrors_view_for_at_tables_with_options(
         assert (game_pb2.ACTION_KIND_END_PROPOSED in kinds) is (people > 1)
     if options.replace_level:
         assert game_pb2.ACTION_KIND_HANDED_OVER in kinds
+
+
+# --- the view stream's two parts (issue 22) --------------------------------------------------
+
+
+def _all_states() -> list[TableState]:
+    """Lobbies, classic games in every phase, a game of every preset, every options table."""
+    states = _lobby_states()
+    for number in range(2):
+        rng = random.Random(number)
+        game = new_game(rng.getrandbits(128))
+        drive(game, rng.randint, max_steps=2_000)
+        states += game.states
+    for rules in PRESET_RULES.values():
+        states += _preset_game(rules, random.Random(3))
+    for name, options, people in OPTION_TABLES:
+        states += _option_game(PRESET_RULES[name], options, people, random.Random(4))
+    return states
+
+
+def test_s6_the_stream_bytes_of_a_seat_parse_as_its_table_view_everywhere() -> None:
+    """The gateway sends the public part (once per version) followed by the seat's own part:
+    the bytes parse exactly as ``table_view`` of that seat, in every phase, preset and option
+    set, for every seat."""
+    checked = 0
+    for state in _all_states():
+        public = public_view_bytes(state)
+        for seat in range(state.rules.seats):
+            sent = watch_response_bytes(public, state, seat, SERVER_TIME)
+            expected = gateway_pb2.WatchTableResponse(view=table_view(state, seat, SERVER_TIME))
+            assert gateway_pb2.WatchTableResponse.FromString(sent) == expected
+            checked += 1
+    assert checked > 5_000
+
+
+def test_s6_the_public_part_holds_no_seats_own_field_and_no_hand() -> None:
+    """The part every stream shares carries none of the seat fields: no hand, no legal
+    move, no seat number; a tile of a hand appears in it only once laid (or at the round's
+    end, in its summary)."""
+    for state in _all_states():
+        public = game_pb2.TableView.FromString(public_view_bytes(state))
+        assert not public.hand and not public.legal_moves
+        assert not public.can_pass and not public.can_draw and not public.your_seat
+        assert public.server_time_ms == 0
+        rnd = state.round
+        if state.phase is Phase.PLAYING and rnd is not None:
+            laid = {
+                (tile.left, tile.right)
+                for tile in (*public.chain, *public.up_arm, *public.down_arm)
+            }
+            for seat in range(state.rules.seats):
+                for tile in tiles_in(rnd.hands[seat]):
+                    low, high = halves(tile)
+                    assert (low, high) not in laid and (high, low) not in laid
+
+
+def test_the_seat_fields_are_exactly_the_fields_that_differ_between_seats() -> None:
+    """A field outside SEAT_FIELDS that differed between two seats' views would be sent to
+    every seat from the public part: none does, in any state."""
+    differing: set[str] = set()
+    for state in _all_states()[::7]:
+        views = [table_view(state, seat, SERVER_TIME) for seat in range(state.rules.seats)]
+        for field in game_pb2.TableView.DESCRIPTOR.fields:
+            values = {repr(getattr(view, field.name)) for view in views}
+            if len(values) > 1:
+                differing.add(field.name)
+    assert differing <= set(SEAT_FIELDS)
+    assert {"your_seat", "hand"} <= differing
