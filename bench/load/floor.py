@@ -40,18 +40,20 @@ async def floor_server_main() -> None:
             await asyncio.sleep(FLOOR_TICK_S)
             yield _perf_ns().to_bytes(8, "big") + pad
 
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers(
-        (
-            grpc.method_handlers_generic_handler(
-                "bench.Floor",
-                {
-                    "Empty": grpc.unary_unary_rpc_method_handler(empty),
-                    "Ticks": grpc.unary_stream_rpc_method_handler(ticks),
-                },
-            ),
-        )
+    await serve_generic(
+        "bench.Floor",
+        {
+            "Empty": grpc.unary_unary_rpc_method_handler(empty),
+            "Ticks": grpc.unary_stream_rpc_method_handler(ticks),
+        },
     )
+
+
+async def serve_generic(service: str, methods: dict[str, Any]) -> None:
+    """A bare ``grpc.aio`` server of ``service``'s generic (bytes in, bytes out) ``methods``
+    on a free local port: prints the port, serves until killed."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, methods),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     print(port, flush=True)

@@ -399,6 +399,21 @@ async def generator_main() -> None:
             await generator.close()
 
 
+async def spawn_child(*args: str, stdin: bool = True) -> asyncio.subprocess.Process:
+    """A child ``python -m bench.load <args>`` (a generator, a floor-pipeline process) with
+    its standard output (and input, with ``stdin``) piped, lines up to :data:`PIPE_LIMIT`."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.load",
+        *args,
+        stdin=asyncio.subprocess.PIPE if stdin else None,
+        stdout=asyncio.subprocess.PIPE,
+        limit=PIPE_LIMIT,
+        cwd=ROOT,
+    )
+
+
 class GeneratorProcess:
     """The parent's handle on one generator process."""
 
@@ -409,16 +424,7 @@ class GeneratorProcess:
     @classmethod
     async def start(cls, index: int, address: str, channels: int) -> GeneratorProcess:
         """Launch ``python -m bench.load --generator`` and say hello."""
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bench.load",
-            "--generator",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=PIPE_LIMIT,
-            cwd=ROOT,
-        )
+        process = await spawn_child("--generator")
         handle = cls(process)
         await handle.ask({"op": "hello", "index": index, "address": address, "channels": channels})
         return handle

@@ -37,15 +37,17 @@ from typing import Any
 import grpc
 import nats
 import uvloop
-from nats.js.api import DiscardPolicy, RetentionPolicy, StorageType, StreamConfig
 from redis.asyncio import Redis
 
 from bench.gateway_bench import FLOOR_VIEW_BYTES
 from bench.histogram import Histogram
-from bench.load.config import ROOT, Config
+from bench.load.config import Config
+from bench.load.floor import serve_generic
+from bench.load.generator import spawn_child
 
 __all__ = ["child_main", "measure_pipeline"]
 from services.client.api import CHANNEL_OPTIONS
+from services.common.bus import table_stream_config
 from testing.pinning import pin
 from testing.procfs import cpu_times
 from testing.secrets import SESSION_SECRETS
@@ -75,10 +77,6 @@ def _stamped(version: int, size: int) -> bytes:
     return version.to_bytes(8, "big") + bytes(size - 8)
 
 
-def _handlers(methods: dict[str, Any]) -> Any:
-    return grpc.method_handlers_generic_handler(SERVICE, methods)
-
-
 # -- the table-like process ------------------------------------------------------------------
 
 
@@ -90,18 +88,7 @@ async def table_main(redis_url: str, nats_url: str) -> None:
     nc = await nats.connect(nats_url, name="floor-table")
     js = nc.jetstream()
     with contextlib.suppress(Exception):
-        await js.add_stream(
-            StreamConfig(
-                name=STREAM,
-                subjects=[f"{SUBJECT}.>"],
-                retention=RetentionPolicy.LIMITS,
-                storage=StorageType.FILE,
-                max_age=3600.0,
-                max_msgs_per_subject=512,
-                discard=DiscardPolicy.OLD,
-                duplicate_window=120.0,
-            )
-        )
+        await js.add_stream(table_stream_config(name=STREAM, subjects=(f"{SUBJECT}.>",)))
     state = bytes(STATE_BYTES)
     pad = bytes(EVENT_BYTES - 8)
 
@@ -115,12 +102,7 @@ async def table_main(redis_url: str, nats_url: str) -> None:
         )
         return _stamped(version, REPLY_BYTES)
 
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((_handlers({"Act": grpc.unary_unary_rpc_method_handler(act)}),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(port, flush=True)
-    await server.wait_for_termination()
+    await serve_generic(SERVICE, {"Act": grpc.unary_unary_rpc_method_handler(act)})
 
 
 # -- the gateway-like process ----------------------------------------------------------------
@@ -161,21 +143,13 @@ async def gateway_main(table_address: str, nats_url: str) -> None:
         finally:
             watchers[table].discard(queue)
 
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers(
-        (
-            _handlers(
-                {
-                    "Act": grpc.unary_unary_rpc_method_handler(act),
-                    "Watch": grpc.unary_stream_rpc_method_handler(watch),
-                }
-            ),
-        )
+    await serve_generic(
+        SERVICE,
+        {
+            "Act": grpc.unary_unary_rpc_method_handler(act),
+            "Watch": grpc.unary_stream_rpc_method_handler(watch),
+        },
     )
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(port, flush=True)
-    await server.wait_for_termination()
 
 
 # -- the driver process ----------------------------------------------------------------------
@@ -316,14 +290,7 @@ async def driver_main() -> None:
 
 async def _child(*args: str) -> tuple[asyncio.subprocess.Process, int]:
     """A child ``python -m bench.load`` process that prints its port first."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.load",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-    )
+    process = await spawn_child(*args, stdin=False)
     assert process.stdout is not None
     line = await asyncio.wait_for(process.stdout.readline(), timeout=60)
     return process, int(line)
@@ -332,16 +299,7 @@ async def _child(*args: str) -> tuple[asyncio.subprocess.Process, int]:
 async def _driver(
     address: str, tables: int, prefix: str, config: Config, seed: int
 ) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.load",
-        "--pipeline-driver",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        limit=64 * 1024 * 1024,
-    )
+    process = await spawn_child("--pipeline-driver")
     assert process.stdin is not None
     command = {
         "address": address,

@@ -79,23 +79,28 @@ async def _converge(js: JetStreamContext, config: StreamConfig) -> None:
         await js.update_stream(config)
 
 
-async def ensure_table_stream(js: JetStreamContext, replicas: int = 1) -> None:
-    """Create or update the table-events stream (idempotent; every table replica calls it):
-    an hour of history, at most 512 versions per table, duplicates dropped for 2 minutes."""
-    await _converge(
-        js,
-        StreamConfig(
-            num_replicas=replicas,
-            name=TABLE_STREAM,
-            subjects=[TABLE_SUBJECTS],
-            retention=RetentionPolicy.LIMITS,
-            storage=StorageType.FILE,
-            max_age=3600.0,
-            max_msgs_per_subject=512,
-            discard=DiscardPolicy.OLD,
-            duplicate_window=120.0,
-        ),
+def table_stream_config(
+    replicas: int = 1, name: str = TABLE_STREAM, subjects: tuple[str, ...] = (TABLE_SUBJECTS,)
+) -> StreamConfig:
+    """The table-events stream: an hour of history, at most 512 versions per table,
+    duplicates dropped for 2 minutes (``name``/``subjects``: the load bench's floor pipeline
+    stores its events the same way)."""
+    return StreamConfig(
+        num_replicas=replicas,
+        name=name,
+        subjects=list(subjects),
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=3600.0,
+        max_msgs_per_subject=512,
+        discard=DiscardPolicy.OLD,
+        duplicate_window=120.0,
     )
+
+
+async def ensure_table_stream(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create or update the table-events stream (idempotent; every table replica calls it)."""
+    await _converge(js, table_stream_config(replicas))
 
 
 async def ensure_timer_stream(js: JetStreamContext, replicas: int = 1) -> None:

@@ -24,11 +24,12 @@ from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
-from services.common.caller_auth import CallerCredentials
+from services.common.caller_auth import METADATA_KEY
 from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
 from services.common.grpc_metrics import ClientMetricsInterceptor, precreate_client
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
+from services.common.table_routing import SERVICE_CONFIG, TableCallMetadata, enable_request_hash
 
 DEPENDENCY_ERRORS = Counter(
     "dominos_dependency_errors_total",
@@ -212,14 +213,16 @@ def connect_redis(settings: Settings) -> Redis:
     return client  # type: ignore[no-any-return]
 
 
-#: The channel to the table service (gateway, bots service): round robin over every address
-#: the target resolves to (a headless Service lists every table replica), so each call may go
-#: to another replica;
+#: The channel to the table service (gateway, bots service): a table's calls go to one
+#: replica of every address the target resolves to (a headless Service lists every table
+#: replica; ``common.table_routing``), calls without a table to any; the service config is
+#: ours, never one published in DNS;
 #: keepalive pings every 10 s, also without calls, and a connection whose peer does not ack
 #: within 5 s is replaced (a silently dead connection would otherwise fail every call with
 #: DEADLINE_EXCEEDED for as long as TCP keeps the socket).
 TABLE_CHANNEL_OPTIONS: Final = (
-    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.service_config", SERVICE_CONFIG),
+    ("grpc.service_config_disable_resolution", 1),
     ("grpc.keepalive_time_ms", 10_000),
     ("grpc.keepalive_timeout_ms", 5_000),
     ("grpc.http2.ping_timeout_ms", 5_000),
@@ -231,11 +234,13 @@ TABLE_CHANNEL_OPTIONS: Final = (
 def table_channel(settings: Settings) -> grpc.aio.Channel:
     """A channel to the table service (``DOMINOS_TABLE_SERVICE_ADDR``) whose every call
     carries the caller's credential (``DOMINOS_CALLER_CREDENTIAL``; none in development
-    without one) and is timed (``dominos_grpc_client_handling_seconds``)."""
+    without one) and its table (table-affine routing), and is timed
+    (``dominos_grpc_client_handling_seconds``)."""
     precreate_client(TABLE_SERVICE)
-    interceptors: list[Any] = [ClientMetricsInterceptor()]
-    if settings.caller_credential:
-        interceptors.append(CallerCredentials(settings.caller_credential))
+    enable_request_hash()
+    credential = ((METADATA_KEY, settings.caller_credential),) if settings.caller_credential else ()
     return grpc.aio.insecure_channel(
-        settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS, interceptors=interceptors
+        settings.table_service_addr,
+        options=TABLE_CHANNEL_OPTIONS,
+        interceptors=[ClientMetricsInterceptor(), TableCallMetadata(credential)],
     )

@@ -122,8 +122,13 @@ gateway accepted reaches the table service."""
 INTERNAL_SERVER_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     *(option for option in SERVER_OPTIONS if option[0] != "grpc.max_receive_message_length"),
     ("grpc.max_receive_message_length", MAX_RECEIVE_MESSAGE_BYTES + INTERNAL_ENVELOPE_BYTES),
+    # Callers reconnect at least every 5 minutes (30 s for calls in flight to end), and so
+    # resolve the service's name again: a replica added since starts receiving its tables.
+    ("grpc.max_connection_age_ms", 300_000),
+    ("grpc.max_connection_age_grace_ms", 30_000),
 )
-"""Server options of a service that only gateways call (the table service)."""
+"""Server options of a service that only gateways and the bots service call (the table
+service)."""
 
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 _NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING

@@ -3,10 +3,13 @@
 :class:`TableApp` knows nothing of gRPC servers: it takes contract requests and returns
 contract responses, raising :class:`~services.common.service_errors.ServiceError` for every
 refusal (and then nothing changed). Every command that changes a table runs through one
-loop, :meth:`TableApp._transact`: load the table record, decide (check the seat token,
-answer a repeated request id with its first answer, apply the engine), and compare-and-set
-the result in Redis; on a version conflict (another replica won the race) it reloads and
-decides again. After the commit the table's outbox is published on NATS.
+loop, :meth:`TableApp._transact`: take the table record (this replica's last one of it from
+:class:`~services.table.record_cache.RecordCache`, else read from Redis), decide (check the
+seat token, answer a repeated request id with its first answer, apply the engine), and
+compare-and-set the result in Redis; on a version conflict (another replica won the race, or
+the cached record was stale) it reads the table and decides again. Only a decision over the
+table as read from Redis refuses or answers without writing. After the commit the table's
+outbox is published on NATS.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from services.table import metrics
 from services.table.command_log import decode_log, encode_entry
 from services.table.limits import Budget, Limiter, Spent
 from services.table.publisher import EventPublisher
+from services.table.record_cache import RecordCache
 from services.table.robot_turns import RobotTurnPublisher
 from services.table.store import Client, Commit, TableStore
 
@@ -241,8 +245,12 @@ class TableApp:
         clock: Callable[[], float] = time.time,
         on_applied: Callable[[Command, Transition], Any] | None = None,
         robot_turns: RobotTurnPublisher | None = None,
+        cache: RecordCache | None = None,
     ) -> None:
         self.store = store
+        #: The last record of each table this replica wrote (issue 22): commands start from
+        #: it, the commit's compare-and-set catches a stale one.
+        self.cache = RecordCache() if cache is None else cache
         self.publisher = publisher
         self.robot_turns = robot_turns
         self.policy = policy
@@ -556,25 +564,50 @@ class TableApp:
         *,
         missing: Callable[[], _Answer] | None = None,
     ) -> _Answer:
-        """Load the table, ``decide`` over it, compare-and-set what it decided; on a version
-        conflict decide again over the new version (``decide`` refuses what no longer holds,
-        e.g. an ``expected_version``). A missing table is ``missing()`` (default:
+        """Take the table (cached, else loaded), ``decide`` over it, compare-and-set what it
+        decided; on a version conflict decide again over the table read from Redis (so does
+        a cached record's refusal or answer without a write; ``decide`` refuses what no
+        longer holds, e.g. an ``expected_version``). A missing table is ``missing()`` (default:
         TABLE_NOT_FOUND)."""
+        record = self.cache.get(table_id)
+        cached = record is not None
         for _ in range(MAX_ATTEMPTS):
-            record = await self.store.load(table_id)
             if record is None:
-                if missing is None:
-                    raise _not_found()
-                return missing()
+                record = await self.store.load(table_id)
+                cached = False
+                metrics.RECORD_CACHE.labels("miss").inc()
+                if record is None:
+                    self.cache.drop(table_id)
+                    if missing is None:
+                        raise _not_found()
+                    return missing()
+            else:
+                metrics.RECORD_CACHE.labels("hit").inc()
             # Never before the table's previous command (a clock stepped back, or replicas'
             # clocks apart), so that the log replays exactly.
             now = max(self.now_ms(), record.last_time_ms)
-            decided = await decide(record, now)
+            try:
+                decided = await decide(record, now)
+            except ServiceError:
+                if not cached:
+                    raise
+                record = None  # a refusal stands only on the table as it is in Redis
+                continue
             if not isinstance(decided, Write):
-                return decided
+                if not cached:
+                    return decided
+                # What a cached record answers without writing (a repeat, a command that
+                # changes nothing, a stale timer) is decided again over the table in Redis.
+                record = None
+                continue
             if await self._commit(record, decided, now):
                 return decided.answer
-            metrics.CAS_CONFLICTS.inc()
+            if cached:
+                metrics.RECORD_CACHE.labels("stale").inc()
+            else:
+                metrics.CAS_CONFLICTS.inc()
+            self.cache.drop(table_id)
+            record = None
         raise self._contention()
 
     async def _act(
@@ -657,21 +690,21 @@ class TableApp:
             else self.policy.finished_ttl_ms
         )
         previous_ms = record.last_time_ms if record is not None else 0
-        pending = await self.store.commit(
-            Commit(
-                before=record,
-                state=state,
-                now_ms=now,
-                log_entry=encode_entry(write.command, now, previous_ms),
-                event=event.SerializeToString(),
-                ttl_ms=ttl,
-                changes=write.changes,
-                create_request=create_request,
-                acts=not isinstance(write.command, SetPresence),
-            )
+        commit = Commit(
+            before=record,
+            state=state,
+            now_ms=now,
+            log_entry=encode_entry(write.command, now, previous_ms),
+            event=event.SerializeToString(),
+            ttl_ms=ttl,
+            changes=write.changes,
+            create_request=create_request,
+            acts=not isinstance(write.command, SetPresence),
         )
+        pending = await self.store.commit(commit)
         if pending is None:
             return False
+        self.cache.put(commit.record())
         if self.on_applied is not None:
             self.on_applied(write.command, write.transition)
         if self.publisher is not None:

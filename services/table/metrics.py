@@ -35,6 +35,14 @@ CAS_CONFLICTS = Counter(
     "dominos_table_cas_conflicts_total",
     "Commits that lost the compare-and-set race to another writer and were retried.",
 )
+RECORD_CACHE = Counter(
+    "dominos_table_record_cache_total",
+    "Command loops by where their table came from: hit (this replica's last record of it),"
+    " miss (read from Redis), stale (a hit another writer had overtaken: read again).",
+    ["result"],
+)
+for _result in ("hit", "miss", "stale"):
+    RECORD_CACHE.labels(_result)
 OUTBOX_REPUBLISHED = Counter(
     "dominos_table_outbox_republished_total",
     "Events the outbox relay published after their writer failed to (crash, bus outage).",

@@ -20,9 +20,11 @@ from services.common.published import deadline_kind
 from services.common.schema import (
     LOAD_FIELDS,
     PHASES,
+    SEATS,
     SHARDS,
     Field,
     RecordChanges,
+    SeatRecord,
     TableRecord,
     clock_fields,
     code_key,
@@ -142,6 +144,41 @@ class Commit:
     #: ``TableRecord.action_version``).
     acts: bool = True
 
+    def record(self) -> TableRecord:
+        """The table's record once this commit is written: exactly what
+        :meth:`TableStore.load` reads back then."""
+        before, state, changes = self.before, self.state, self.changes
+        seats = list(before.seats) if before is not None else [SeatRecord()] * SEATS
+        for seat, change in changes.seats.items():
+            old = seats[seat]
+            seats[seat] = SeatRecord(
+                nonce=old.nonce if change.nonce is None else change.nonce,
+                digest=old.digest if change.digest is None else change.digest,
+                requests=old.requests if change.requests is None else change.requests,
+            )
+        if changes.joins is not None:
+            joins = changes.joins
+        else:
+            joins = before.joins if before is not None else ()
+        return TableRecord(
+            table_id=state.table_id,
+            version=state.version,
+            state=state,
+            last_time_ms=self.now_ms,
+            code=changes.code or (before.code if before is not None else ""),
+            seats=tuple(seats),
+            joins=joins,
+            turn_number=state.turn_number,
+            deadline_kind=deadline_kind(state),
+            action_version=self.action_version(),
+        )
+
+    def action_version(self) -> int:
+        """The last version that changed more than a seat's presence, after this commit."""
+        if self.acts or self.before is None:
+            return self.state.version
+        return self.before.action_version
+
 
 class TableStore:
     """Reads and atomically writes tables in Redis (``redis.asyncio``, bytes responses)."""
@@ -210,7 +247,7 @@ class TableStore:
                 state.turn_number,
                 deadline_kind(state),
                 commit.now_ms,
-                state.version if commit.acts or before is None else before.action_version,
+                commit.action_version(),
             ),
         ):
             args += [name, value]

@@ -714,7 +714,10 @@ def test_prod_sizes(rendered_overlays: dict[str, list[Manifest]]) -> None:
             one(prod, "HorizontalPodAutoscaler", f"dominos-{service}")["spec"]["minReplicas"] >= 3
         )
     assert one(prod, "Service", "dominos-gateway")["spec"]["type"] == "LoadBalancer"
-    assert one(prod, "Service", "dominos-table")["spec"]["type"] == "ClusterIP"
+    table = one(prod, "Service", "dominos-table")["spec"]
+    # Headless: the gateways' and bots' DNS target lists every table replica, for
+    # table-affine routing (a ClusterIP would pin each gateway to one replica).
+    assert table["type"] == "ClusterIP" and table["clusterIP"] == "None"
     # From a registry, by digest: the image make deploy-render was given (test_prod_image).
     assert container_of(prod, "gateway")["image"] == PROD_IMAGE
 

@@ -20,6 +20,7 @@ from services.table.application import Limits, Policy, TableApp
 from services.table.command_log import decode_log
 from services.table.store import Client, TableStore
 from testing.redis_cluster import RedisClusterServers
+from testing.tables import seat_four_at
 
 from .conftest import keys_per_node
 
@@ -35,27 +36,11 @@ def app_on(redis: Any, **limits: int) -> TableApp:
     return TableApp(TableStore(redis), None, policy)
 
 
-async def seated_table(app: TableApp) -> tuple[gateway_pb2.CreateTableResponse, list[str]]:
-    made = await app.create_table(
-        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), CLIENT
-    )
-    tokens = [made.seat_token]
-    for name in ("Bo", "Cy", "Di"):
-        joined = await app.join_table(
-            gateway_pb2.JoinTableRequest(
-                request_id=rid(), player_name=name, invitation_code=made.invitation_code
-            ),
-            CLIENT,
-        )
-        tokens.append(joined.seat_token)
-    return made, tokens
-
-
 async def test_a_table_is_created_joined_started_and_played_on_redis_cluster(
     cluster_connect: Callable[[str], Any],
 ) -> None:
     app = app_on(cluster_connect("table"))
-    made, tokens = await seated_table(app)
+    made, tokens = await seat_four_at(app, CLIENT)
     await app.seated_command(
         gateway_pb2.StartGameRequest(request_id=rid(), table_id=made.table_id), tokens[0]
     )
@@ -80,7 +65,7 @@ async def test_every_key_of_a_table_lives_on_one_node_and_tables_spread_over_the
     cluster_connect: Callable[[str], Any], redis_cluster: RedisClusterServers, cluster_admin: Any
 ) -> None:
     app = app_on(cluster_connect("table"))
-    made = [(await seated_table(app))[0] for _ in range(12)]
+    made = [(await seat_four_at(app, CLIENT))[0] for _ in range(12)]
     for table in made:
         keys = [
             schema.table_key(table.table_id),

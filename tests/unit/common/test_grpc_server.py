@@ -287,12 +287,16 @@ def test_server_options_bound_dead_peer_detection_to_30_seconds() -> None:
     assert options["grpc.max_send_message_length"] == 1024 * 1024
 
 
-def test_internal_servers_take_the_public_limit_plus_the_envelope() -> None:
+def test_internal_servers_take_the_public_limit_plus_the_envelope_and_age_connections() -> None:
+    """The table service takes what the gateway accepted plus its envelope, and closes each
+    caller's connection after 5 minutes so that callers resolve its replicas again (a
+    replica added by a scale-up gets its share of the tables, issue 22)."""
     public, internal = dict(SERVER_OPTIONS), dict(INTERNAL_SERVER_OPTIONS)
-    assert internal["grpc.max_receive_message_length"] == 64 * 1024 + INTERNAL_ENVELOPE_BYTES
-    assert {k: v for k, v in internal.items() if k != "grpc.max_receive_message_length"} == {
-        k: v for k, v in public.items() if k != "grpc.max_receive_message_length"
-    }
+    assert len(internal) == len(INTERNAL_SERVER_OPTIONS)  # no option given twice
+    assert internal.pop("grpc.max_receive_message_length") == 64 * 1024 + INTERNAL_ENVELOPE_BYTES
+    assert internal.pop("grpc.max_connection_age_ms") == 300_000
+    assert internal.pop("grpc.max_connection_age_grace_ms") == 30_000
+    assert internal == {k: v for k, v in public.items() if k != "grpc.max_receive_message_length"}
 
 
 async def test_oversized_request_is_rejected(
