@@ -47,7 +47,7 @@ from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
 from services.common.metrics import package_version
 from services.common.peers import client_address
-from services.common.projection import public_view_bytes, watch_response_bytes
+from services.common.projection import watch_response_bytes
 from services.common.service_errors import DETAILS_KEY, Limit, Reason, ServiceError, abort
 from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
@@ -465,10 +465,10 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                 metrics.STREAMS_REVOKED.inc()
                 return _seat_freed()
             # No view is kept between versions: an idle stream holds no message. The public
-            # part was serialised once for every stream of the table; the seat's own part
-            # is appended (the bytes parse as table_view(state, seat, now)).
-            public = version.public or public_view_bytes(state)
-            await context.write(watch_response_bytes(public, state, seat, self.now_ms()))
+            # part was serialised once for every stream of the table (Hub.publish, which
+            # every offered version went through); the seat's own part is appended (the
+            # bytes parse as table_view(state, seat, now)).
+            await context.write(watch_response_bytes(version.public, state, seat, self.now_ms()))
             _observe_fanout(version, watcher.waiting)
             if state.phase in _DONE:
                 return None

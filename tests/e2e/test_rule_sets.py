@@ -112,7 +112,9 @@ async def play_whole_game(
 
         await wait_for(everyone_connected, timeout=10)
         await client.start(seats[0])
-        results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=150)
+        # A game with an idle seat waits out its every turn (2 s each): up to ~2 minutes
+        # on a slow machine, seen at 117 s; the bound stays under pytest's 300 s.
+        results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=240)
     finally:
         await client.close()
     return seats, list(results)
