@@ -83,6 +83,11 @@ def _cpu(step: dict[str, Any]) -> dict[str, float]:
     figures["cpu_s_other_processes"] = step["cpu_s_other_processes"]
     commands = step["counts"]["answered"] + step["timer_commands"]
     figures["cpu_s_per_1k_cluster"] = cluster_cpu * 1000 / commands if commands else math.nan
+    # Capacity by CPU (issue 22): the tables one whole core would hold at this step's cluster
+    # CPU per table and second (the p99 criterion of a ramp is set by tail noise long before
+    # the cluster's cores are full).
+    busy = cluster_cpu / step["recorded_s"] if step.get("recorded_s") else 0.0
+    figures["tables_per_core_at_saturation"] = step["tables"] / busy if busy else math.nan
     return figures
 
 

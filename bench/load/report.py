@@ -171,7 +171,8 @@ def _cpu_rows(step: dict[str, Any], seconds: float) -> list[Row]:
             f"{figures['cpu_s_cluster']:6.1f} s ({100 * figures['cpu_s_cluster'] / seconds:5.1f} %"
             f" of a CPU), {figures['cpu_s_per_1k_cluster']:6.2f} s per 1k commands†"
             f" († {step['counts']['answered']} answered + {step['timer_commands']} fired by the"
-            " timer)",
+            " timer); at this CPU per table one whole core holds"
+            f" {figures.get('tables_per_core_at_saturation', math.nan):.0f} tables",
         ),
         _row(
             "CPU, rest of the machine (not this bench)",
@@ -292,7 +293,7 @@ def _print_rows(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
 
 RAMP_HEAD = (
     "tables", "streams", "offered/s", "cmds/s", "p50", "p90", "p99", "p99.9", "max",
-    "errors", "timer p99", "floor p50", "p50/floor", "cluster CPU", "CPU s/1k",
+    "errors", "timer p99", "floor p50", "p50/floor", "cluster CPU", "CPU s/1k", "tables/core@100%",
     "gw B/stream", "redis B/table", "others' CPU", "step",
 )  # fmt: skip
 
@@ -311,6 +312,7 @@ def _ramp_row(step: dict[str, Any], seconds: float) -> tuple[str, ...]:
         f"{f['p50_over_floor']:.1f}x",
         f"{100 * f['cpu_s_cluster'] / seconds:.0f} %",
         f"{f['cpu_s_per_1k_cluster']:.2f}",
+        f"{f.get('tables_per_core_at_saturation', math.nan):.0f}",
         f"{f['gateway_bytes_per_stream']:.0f}",
         f"{f['redis_bytes_per_table_end']:.0f}",
         f"{100 * f['cpu_s_other_processes'] / seconds:.0f} %",

@@ -304,6 +304,7 @@ async def run_step(
         "histograms": {name: h.to_json() for name, h in histograms.items()},
         "counts": merged["counts"],
         "commands_per_s": answered / config.seconds,
+        "recorded_s": config.seconds,
         "views_per_s": merged["counts"]["views_received"] / (config.warmup_s + config.seconds),
         "skipped": merged["skipped"],
         "errors": merged["errors"],

@@ -33,6 +33,7 @@ FIGURES = (
     *(f"cpu_s_{name}" for name in (*CLUSTER, "generator0", "generator1")),
     *(f"cpu_s_per_1k_{name}" for name in CLUSTER),
     "cpu_s_per_1k_cluster",
+    "tables_per_core_at_saturation",
     *(f"peak_rss_mb_{name}" for name in (*CLUSTER, "generator0", "generator1")),
     "redis_bytes_per_table_end",
     "redis_memory_usage_median_bytes",
@@ -79,6 +80,10 @@ def test_load_smoke(tmp_path: Path) -> None:
     assert figures["timer_first_firings"] > 0
     assert figures["views_p50_ms"] > 0 and figures["floor_sum_p50_ms"] > 0
     assert all(figures[f"cpu_s_{name}"] > 0 for name in ("table", "gateway", "generator0"))
+    # Capacity by CPU: the tables one core holds at the cluster's CPU per table and second.
+    busy = figures["cpu_s_cluster"] / step["recorded_s"]
+    assert figures["tables_per_core_at_saturation"] == pytest.approx(figures["tables"] / busy)
+    assert "one whole core holds" in done.stdout
     assert results["seating"]["seat_errors"] == {}
     # The floor pipeline played the same tables without an error, and costs less than the
     # cluster (it does a move's I/O and nothing else).
