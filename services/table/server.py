@@ -66,12 +66,11 @@ async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
     from the pending indexes, forever."""
     while True:
         try:
-            now_ms = int(time.time() * 1000)
-            for phase, count in (await store.tables_by_phase(now_ms)).items():
+            census = await store.census(int(time.time() * 1000))
+            for phase, count in census.tables_by_phase.items():
                 metrics.TABLES.labels(phase).set(count)
-            tables, oldest_ms = await store.outbox_backlog(now_ms)
-            metrics.OUTBOX_TABLES.set(tables)
-            metrics.OUTBOX_OLDEST.set(oldest_ms / 1000)
+            metrics.OUTBOX_TABLES.set(census.outbox_tables)
+            metrics.OUTBOX_OLDEST.set(census.outbox_oldest_ms / 1000)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -118,6 +118,35 @@ return 1
 """
 
 
+# A shard's census (the table service's gauges, every 5 s): KEYS[1] the shard's outbox
+# pending index, KEYS[2..] its phase indexes; prunes the expired entries of each phase index
+# (score = the table's expiry, ARGV[1] = now) and returns each phase's count, then the
+# pending index's size and its oldest score (-1 when empty). One call per shard instead of
+# eight commands: the sampling is a short burst on the table service's event loop.
+_CENSUS = """
+local counts = {}
+for i = 2, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[1])
+  counts[#counts + 1] = redis.call('ZCARD', KEYS[i])
+end
+counts[#counts + 1] = redis.call('ZCARD', KEYS[1])
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+counts[#counts + 1] = first[2] and math.floor(tonumber(first[2])) or -1
+return counts
+"""
+
+
+class Census(NamedTuple):
+    """Cluster-wide counts read from the shards' indexes in one round trip."""
+
+    #: Live tables per phase (expired ones pruned from the indexes).
+    tables_by_phase: dict[str, int]
+    #: Tables whose outbox holds unpublished events.
+    outbox_tables: int
+    #: How long (ms) the oldest unpublished outbox has waited (0 when none waits).
+    outbox_oldest_ms: int
+
+
 class Client(NamedTuple):
     """Who sent a create or a join, as the gateway saw it: the address budgets count by
     (IPv4, or an IPv6 /64) and the connection (gateway and address with port)."""
@@ -187,6 +216,7 @@ class TableStore:
         self.redis: Any = redis  # bytes responses; redis-py's stubs type them as bytes | str
         self._commit = redis.register_script(_COMMIT)
         self._published = redis.register_script(_PUBLISHED)
+        self._census = redis.register_script(_CENSUS)
 
     async def load(self, table_id: str) -> TableRecord | None:
         """The table, or ``None`` when it does not exist (never created, or expired)."""
@@ -284,14 +314,8 @@ class TableStore:
     async def outbox_backlog(self, now_ms: int) -> tuple[int, int]:
         """Cluster-wide: how many tables hold unpublished events, and how long (ms) the
         oldest has waited (0 when none waits), from the shards' pending indexes."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in range(SHARDS):
-                pipe.zcard(pending_key(shard))
-                pipe.zrange(pending_key(shard), 0, 0, withscores=True)
-            results = await pipe.execute()
-        tables = sum(int(count) for count in results[0::2])
-        oldest = min((float(rows[0][1]) for rows in results[1::2] if rows), default=None)
-        return tables, 0 if oldest is None else max(now_ms - int(oldest), 0)
+        census = await self.census(now_ms)
+        return census.outbox_tables, census.outbox_oldest_ms
 
     async def forget_pending(self, table_id: str) -> None:
         """Remove a table from the pending index (its keys expired)."""
@@ -312,16 +336,29 @@ class TableStore:
 
     async def tables_by_phase(self, now_ms: int) -> dict[str, int]:
         """Live tables per phase, cluster-wide (expired ones are pruned from the indexes)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in range(SHARDS):
-                for phase in PHASES:
-                    pipe.zremrangebyscore(phase_key(shard, phase), "-inf", now_ms)
-                    pipe.zcard(phase_key(shard, phase))
-            results = await pipe.execute()
+        return (await self.census(now_ms)).tables_by_phase
+
+    async def census(self, now_ms: int) -> Census:
+        """Live tables per phase and the outbox backlog, cluster-wide: one script call per
+        shard, all in one round trip (expired tables are pruned from the phase indexes)."""
+        calls: list[ScriptCall] = [
+            (
+                self._census,
+                [pending_key(shard), *(phase_key(shard, phase) for phase in PHASES)],
+                [now_ms],
+            )
+            for shard in range(SHARDS)
+        ]
         counts = dict.fromkeys(PHASES, 0)
-        for i, count in enumerate(results[1::2]):
-            counts[PHASES[i % len(PHASES)]] += int(count)
-        return counts
+        tables, oldest = 0, None
+        for result in await call_scripts(self.redis, calls):
+            for phase, count in zip(PHASES, result, strict=False):
+                counts[phase] += int(count)
+            tables += int(result[len(PHASES)])
+            first = int(result[len(PHASES) + 1])
+            if first >= 0 and (oldest is None or first < oldest):
+                oldest = first
+        return Census(counts, tables, 0 if oldest is None else max(now_ms - oldest, 0))
 
     async def memory_usage(self, table_id: str) -> int:
         """Bytes Redis uses for the table's own keys and its index entries (``MEMORY USAGE``)."""
