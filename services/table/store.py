@@ -45,16 +45,18 @@ CREATE_TTL_MS: Final = 10 * 60 * 1000
 
 # KEYS (all in the table's shard): 1 the table, 2 its outbox, 3 the deadlines, 4 the pending
 # index, 5 its invitation code, 6 the create request (written when ARGV[10] is not empty),
-# 7.. one phase index per phase. ARGV: 1 expected version (0: must not exist),
-# 2 new version, 3 state, 4 log entry, 5 event, 6 deadline ms (0: no clock), 7 lifetime ms,
-# 8 table id, 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 the phase (index in
-# KEYS from 7, 1-based), 13.. bookkeeping fields as name, value pairs.
+# 7.. one phase index per phase. ARGV: 1 expected ``<version>:<last command's ms>`` (0: must
+# not exist; the time too, because a version number can come back with other content after
+# Redis lost writes, and a replica's cached record must not pass for it), 2 new version,
+# 3 state, 4 log entry, 5 event, 6 deadline ms (0: no clock), 7 lifetime ms, 8 table id,
+# 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 the phase (index in KEYS from 7,
+# 1-based), 13.. bookkeeping fields as name, value pairs.
 _COMMIT = lua("""
 local T = KEYS[1]
 local cur = redis.call('HGET', T, '$VERSION')
 if ARGV[1] == '0' then
   if cur then return {0, tonumber(cur)} end
-elseif cur ~= ARGV[1] then
+elseif not cur or cur .. ':' .. (redis.call('HGET', T, '$LAST_TIME') or '0') ~= ARGV[1] then
   return {0, cur and tonumber(cur) or -1}
 end
 local CH = 64
@@ -258,7 +260,7 @@ class TableStore:
             *(phase_key(shard, p) for p in PHASES),
         ]
         args: list[Any] = [
-            before.version if before is not None else 0,
+            f"{before.version}:{before.last_time_ms}" if before is not None else 0,
             state.version,
             encode_state(state),
             commit.log_entry,

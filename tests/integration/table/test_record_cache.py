@@ -6,6 +6,7 @@ changes nothing it should not."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import grpc
@@ -193,3 +194,35 @@ async def test_a_replica_without_a_cache_reads_every_command_from_redis(
     await _move(app, store, table_id, tokens)
     assert _count("hit") == hits
     assert app.cache.get(table_id) is None
+
+
+async def test_a_version_number_reused_after_redis_lost_writes_is_not_taken_for_the_cached_one(
+    store: TableStore, redis_client: Any
+) -> None:
+    """Redis can lose its last writes (a failover before replication, a restart without
+    persistence); another replica may then write the same version number with other content.
+    A replica whose cache holds the lost version must not take the new one for it: the
+    compare-and-set checks the version's commit time too, so the move is decided again over
+    the table in Redis and the log still replays to the state."""
+    first = TableApp(store, None, POLICY)
+    # The other replica's clock is a second ahead: its commits carry another time.
+    second = TableApp(store, None, POLICY, clock=lambda: time.time() + 1.0)
+    table_id, tokens = await _seated_table(first)
+    key = table_key(table_id)
+    saved = await redis_client.dump(key)
+    played = await _move(first, store, table_id, tokens)  # cached by the first replica only
+    await redis_client.restore(key, 0, saved, replace=True)  # that write is lost
+    # The second replica writes the same version number: a pass of another seat's, or the
+    # same seat's other move (it did not see the lost one).
+    assert await _move(second, store, table_id, tokens) == played
+    cached, stored = first.cache.get(table_id), await store.load(table_id)
+    assert cached is not None and stored is not None
+    assert cached.version == stored.version and cached.last_time_ms != stored.last_time_ms
+    stale = _count("stale")
+    answer = await first.seated_command(*await _next_move(first, store, table_id, tokens))
+    assert answer.view.version == played + 1
+    assert _count("stale") == stale + 1
+    loaded = await store.load(table_id)
+    assert loaded is not None
+    assert replay(decode_log(await store.read_log(table_id))) == loaded.state
+    assert first.cache.get(table_id) == loaded
