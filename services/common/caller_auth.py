@@ -130,7 +130,7 @@ class CallerCredentials(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[m
     """Adds the caller's credential to every unary call of a channel."""
 
     def __init__(self, credential: str) -> None:
-        self.metadata = ((METADATA_KEY, credential),)
+        self.metadata: tuple[tuple[str, str], ...] = ((METADATA_KEY, credential),)
 
     async def intercept_unary_unary(
         self, continuation: Callable[..., Any], client_call_details: Any, request: Any

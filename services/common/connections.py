@@ -24,7 +24,6 @@ from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
-from services.common.caller_auth import METADATA_KEY
 from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
 from services.common.grpc_metrics import ClientMetricsInterceptor, precreate_client
 from services.common.logging import get_logger
@@ -238,9 +237,8 @@ def table_channel(settings: Settings) -> grpc.aio.Channel:
     (``dominos_grpc_client_handling_seconds``)."""
     precreate_client(TABLE_SERVICE)
     enable_request_hash()
-    credential = ((METADATA_KEY, settings.caller_credential),) if settings.caller_credential else ()
     return grpc.aio.insecure_channel(
         settings.table_service_addr,
         options=TABLE_CHANNEL_OPTIONS,
-        interceptors=[ClientMetricsInterceptor(), TableCallMetadata(credential)],
+        interceptors=[ClientMetricsInterceptor(), TableCallMetadata(settings.caller_credential)],
     )

@@ -575,14 +575,14 @@ class TableApp:
             if record is None:
                 record = await self.store.load(table_id)
                 cached = False
-                metrics.RECORD_CACHE.labels("miss").inc()
+                metrics.CACHE_MISS.inc()
                 if record is None:
                     self.cache.drop(table_id)
                     if missing is None:
                         raise _not_found()
                     return missing()
             else:
-                metrics.RECORD_CACHE.labels("hit").inc()
+                metrics.CACHE_HIT.inc()
             # Never before the table's previous command (a clock stepped back, or replicas'
             # clocks apart), so that the log replays exactly.
             now = max(self.now_ms(), record.last_time_ms)
@@ -603,7 +603,7 @@ class TableApp:
             if await self._commit(record, decided, now):
                 return decided.answer
             if cached:
-                metrics.RECORD_CACHE.labels("stale").inc()
+                metrics.CACHE_STALE.inc()
             else:
                 metrics.CAS_CONFLICTS.inc()
             self.cache.drop(table_id)

@@ -41,8 +41,8 @@ RECORD_CACHE = Counter(
     " miss (read from Redis), stale (a hit another writer had overtaken: read again).",
     ["result"],
 )
-for _result in ("hit", "miss", "stale"):
-    RECORD_CACHE.labels(_result)
+#: Its children, looked up once (a command's loop counts one of them).
+CACHE_HIT, CACHE_MISS, CACHE_STALE = (RECORD_CACHE.labels(r) for r in ("hit", "miss", "stale"))
 OUTBOX_REPUBLISHED = Counter(
     "dominos_table_outbox_republished_total",
     "Events the outbox relay published after their writer failed to (crash, bus outage).",

@@ -196,13 +196,18 @@ class Commit:
             version=state.version,
             state=state,
             last_time_ms=self.now_ms,
-            code=changes.code or (before.code if before is not None else ""),
+            code=self.code,
             seats=tuple(seats),
             joins=joins,
             turn_number=state.turn_number,
             deadline_kind=deadline_kind(state),
             action_version=self.action_version(),
         )
+
+    @property
+    def code(self) -> str:
+        """The table's invitation code after this commit."""
+        return self.changes.code or (self.before.code if self.before is not None else "")
 
     def action_version(self) -> int:
         """The last version that changed more than a seat's presence, after this commit."""
@@ -247,7 +252,6 @@ class TableStore:
         ``None`` when the version moved on (nothing was written).
         """
         state, before, changes = commit.state, commit.before, commit.changes
-        code = changes.code or (before.code if before is not None else "")
         shard = shard_of(state.table_id)
         table = table_key(state.table_id)
         keys = [
@@ -255,7 +259,7 @@ class TableStore:
             outbox_key(state.table_id),
             deadlines_key(shard),
             pending_key(shard),
-            code_key(code),
+            code_key(commit.code),
             create_key(commit.create_request[0]) if commit.create_request else table,
             *(phase_key(shard, p) for p in PHASES),
         ]
