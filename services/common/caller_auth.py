@@ -91,29 +91,19 @@ class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
-        """Serve the call as the authenticated caller, or refuse it."""
+        """Serve the call as the authenticated caller, or refuse it. The caller is set in the
+        call's context here: gRPC runs the interceptors and then the handler in one task per
+        call, so the handler reads it (:func:`current_caller`) without a wrapper per call."""
         method = handler_call_details.method or ""
         if not method.startswith(self.prefixes):
             return await continuation(handler_call_details)
         caller = self.caller_of(handler_call_details.invocation_metadata)
         if caller is None:
-            return grpc.unary_unary_rpc_method_handler(_refuse)
+            return _REFUSE
         if not self.granted(caller, method):
-            return grpc.unary_unary_rpc_method_handler(_refuse_outside_grant)
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        inner = handler.unary_unary
-
-        async def as_caller(request: Any, context: Any) -> Any:
-            _caller.set(caller)
-            return await inner(request, context)
-
-        return grpc.unary_unary_rpc_method_handler(
-            as_caller,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+            return _REFUSE_OUTSIDE_GRANT
+        _caller.set(caller)
+        return await continuation(handler_call_details)
 
 
 async def _refuse_outside_grant(request: Any, context: Any) -> None:
@@ -124,6 +114,10 @@ async def _refuse(request: Any, context: Any) -> None:
     await context.abort(
         grpc.StatusCode.UNAUTHENTICATED, "a service credential is required (dominos-caller)"
     )
+
+
+_REFUSE: Final = grpc.unary_unary_rpc_method_handler(_refuse)
+_REFUSE_OUTSIDE_GRANT: Final = grpc.unary_unary_rpc_method_handler(_refuse_outside_grant)
 
 
 class CallerCredentials(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]

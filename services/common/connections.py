@@ -25,10 +25,11 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
 from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
-from services.common.grpc_metrics import ClientMetricsInterceptor, precreate_client
+from services.common.grpc_metrics import precreate_client
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
-from services.common.table_routing import SERVICE_CONFIG, TableCallMetadata, enable_request_hash
+from services.common.table_channel import TableChannel
+from services.common.table_routing import SERVICE_CONFIG, enable_request_hash
 
 DEPENDENCY_ERRORS = Counter(
     "dominos_dependency_errors_total",
@@ -230,15 +231,13 @@ TABLE_CHANNEL_OPTIONS: Final = (
 )
 
 
-def table_channel(settings: Settings) -> grpc.aio.Channel:
+def table_channel(settings: Settings) -> TableChannel:
     """A channel to the table service (``DOMINOS_TABLE_SERVICE_ADDR``) whose every call
     carries the caller's credential (``DOMINOS_CALLER_CREDENTIAL``; none in development
     without one) and its table (table-affine routing), and is timed
-    (``dominos_grpc_client_handling_seconds``)."""
+    (``dominos_grpc_client_handling_seconds``): a
+    :class:`~services.common.table_channel.TableChannel`."""
     precreate_client(TABLE_SERVICE)
     enable_request_hash()
-    return grpc.aio.insecure_channel(
-        settings.table_service_addr,
-        options=TABLE_CHANNEL_OPTIONS,
-        interceptors=[ClientMetricsInterceptor(), TableCallMetadata(settings.caller_credential)],
-    )
+    channel = grpc.aio.insecure_channel(settings.table_service_addr, options=TABLE_CHANNEL_OPTIONS)
+    return TableChannel(channel, settings.caller_credential)

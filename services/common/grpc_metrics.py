@@ -10,15 +10,14 @@ id or a player. Streams are timed from their start to their end.
 - ``dominos_grpc_server_handled_total{grpc_service, grpc_method, grpc_type, grpc_code}``
 - ``dominos_grpc_server_handling_seconds{grpc_service, grpc_method, grpc_type}`` (histogram)
 
-:class:`ClientMetricsInterceptor` times the calls a service makes to another (the gateway's
-and the bots service's calls to the table service), one observation per attempt:
+:class:`~services.common.table_channel.TableCall` times the calls a service makes to another
+(the gateway's and the bots service's calls to the table service), one observation per attempt:
 
 - ``dominos_grpc_client_handling_seconds{grpc_service, grpc_method, grpc_code}`` (histogram)
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -105,8 +104,18 @@ def _code_of(context: Any, error: BaseException | None) -> str:
     return "CANCELLED" if "Cancel" in type(error).__name__ else "UNKNOWN"
 
 
+#: Wrapped handlers a :class:`MetricsInterceptor` keeps (methods x the handlers an inner
+#: interceptor may answer with); beyond, a handler is wrapped for its call only.
+_WRAPPED_KEPT = 256
+
+
 class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Counts and times every RPC (unary and streaming) of an aio server."""
+    """Counts and times every RPC (unary and streaming) of an aio server. A method's handler
+    is wrapped once and the wrapper reused for its later calls."""
+
+    def __init__(self) -> None:
+        #: (method, id of the handler) → (the handler, kept alive; its timed wrapper).
+        self._wrapped: dict[tuple[str, int], tuple[Any, Any]] = {}
 
     async def intercept_service(
         self,
@@ -116,20 +125,31 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
-        service, method = _split(handler_call_details.method)
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                timed(handler.unary_unary, service, method, streaming=False),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                timed(handler.unary_stream, service, method, streaming=True),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # client and bidirectional streams: none in our contract
+        key = (handler_call_details.method, id(handler))
+        kept = self._wrapped.get(key)
+        if kept is not None and kept[0] is handler:
+            return kept[1]
+        wrapped = _wrap(handler, *_split(handler_call_details.method))
+        if len(self._wrapped) < _WRAPPED_KEPT:
+            self._wrapped[key] = (handler, wrapped)
+        return wrapped
+
+
+def _wrap(handler: Any, service: str, method: str) -> Any:
+    """``handler`` counted and timed as ``service``/``method``."""
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            timed(handler.unary_unary, service, method, streaming=False),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            timed(handler.unary_stream, service, method, streaming=True),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler  # client and bidirectional streams: none in our contract
 
 
 def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
@@ -139,16 +159,22 @@ def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
     function's), else ``unary``; its context's ``code()`` names the status of a failure (the
     gateway's web edge wraps its calls with it too)."""
     kind = SERVER_STREAM if streaming else UNARY
-    labels = (service, method, kind)
+    started_total = STARTED.labels(service, method, kind)
+    handling = HANDLING.labels(service, method, kind)
+    handled: dict[str, Any] = {}
 
     def finish(context: Any, started: float, error: BaseException | None) -> None:
-        HANDLING.labels(*labels).observe(time.perf_counter() - started)
-        HANDLED.labels(service, method, kind, _code_of(context, error)).inc()
+        handling.observe(time.perf_counter() - started)
+        code = _code_of(context, error)
+        counter = handled.get(code)
+        if counter is None:
+            counter = handled[code] = HANDLED.labels(service, method, kind, code)
+        counter.inc()
 
     if inspect.isasyncgenfunction(behavior):
 
         async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            STARTED.labels(*labels).inc()
+            started_total.inc()
             started = time.perf_counter()
             error: BaseException | None = None
             try:
@@ -163,7 +189,7 @@ def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
         return stream
 
     async def call(request: Any, context: Any) -> Any:
-        STARTED.labels(*labels).inc()
+        started_total.inc()
         started = time.perf_counter()
         error: BaseException | None = None
         try:
@@ -175,30 +201,3 @@ def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
             finish(context, started, error)
 
     return call
-
-
-class ClientMetricsInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
-    """Times every unary call of an aio channel (each attempt: a retry is a new call)."""
-
-    async def intercept_unary_unary(
-        self,
-        continuation: Callable[[Any, Any], Awaitable[Any]],
-        client_call_details: Any,
-        request: Any,
-    ) -> Any:
-        full = client_call_details.method
-        service, method = _split(full.decode() if isinstance(full, bytes) else full)
-        started = time.perf_counter()
-        call = await continuation(client_call_details, request)
-        code = "UNKNOWN"
-        try:
-            await call
-            code = "OK"
-        except grpc.aio.AioRpcError as error:
-            code = error.code().name
-        except asyncio.CancelledError:
-            code = "CANCELLED"
-            raise
-        finally:
-            CLIENT_HANDLING.labels(service, method, code).observe(time.perf_counter() - started)
-        return call

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any, Final
 
-from services.common.caller_auth import CallerCredentials
 from services.common.credentials import is_table_id
 
 #: The metadata key that names a call's table.
@@ -54,27 +53,3 @@ def table_of(request: Any) -> str:
             return ""
         table_id = getattr(getattr(request, which), "table_id", "")
     return table_id if isinstance(table_id, str) and is_table_id(table_id) else ""
-
-
-class TableCallMetadata(CallerCredentials):
-    """Adds to every unary call of the table channel the caller's credential (when it has
-    one, :class:`~services.common.caller_auth.CallerCredentials`) and the call's table
-    (:data:`TABLE_HEADER`)."""
-
-    def __init__(self, credential: str = "") -> None:
-        super().__init__(credential)
-        if not credential:
-            self.metadata = ()
-
-    async def intercept_unary_unary(
-        self, continuation: Callable[..., Any], client_call_details: Any, request: Any
-    ) -> Any:
-        """Call with the credential and the table added to the metadata."""
-        table_id = table_of(request)
-        added = ((TABLE_HEADER, table_id), *self.metadata) if table_id else self.metadata
-        if added:
-            details = client_call_details._replace(
-                metadata=(*(client_call_details.metadata or ()), *added)
-            )
-            return await continuation(details, request)
-        return await continuation(client_call_details, request)

@@ -140,10 +140,8 @@ def _observe_fanout(version: Version, waiting: int) -> None:
 
 
 def _method_name(method: Any) -> str:
-    """The RPC name of a stub's method (``Execute``), for metric labels."""
-    full = getattr(method, "_method", b"") or b""
-    name = full.decode() if isinstance(full, bytes) else str(full)
-    return name.rpartition("/")[2] or "unknown"
+    """The RPC name of a table-channel method (``Execute``), for metric labels."""
+    return str(getattr(method, "name", "") or "unknown")
 
 
 def _ended(context: Any) -> bool:

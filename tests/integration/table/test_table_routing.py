@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 import pytest
 from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
+from prometheus_client import REGISTRY
 
 from services.common.connections import table_channel
 from services.common.service_errors import Reason, reason_of
@@ -18,6 +19,13 @@ from testing.secrets import SESSION_SECRETS
 
 from .client import rid
 from .conftest import table_settings
+
+_REFUSED_VIEWS = "dominos_grpc_client_handling_seconds_count"
+_INVALID = {
+    "grpc_service": "dominos.v1.TableService",
+    "grpc_method": "GetView",
+    "grpc_code": "INVALID_ARGUMENT",
+}
 
 
 async def _execute(stub: Any, token: str = "", **command: Any) -> Any:
@@ -69,11 +77,14 @@ async def test_a_tables_calls_reach_one_replica_and_move_when_it_stops(
         assert set(owners.values()) == {0, 1}  # 8 tables over 2 replicas: both own some
         # A malformed id (a control character, any length) routes like a create and is
         # answered by a replica: never a call the channel cannot send.
+        timed = REGISTRY.get_sample_value(_REFUSED_VIEWS, _INVALID) or 0.0
         for malformed in ("\x1f", "x" * 8000):
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await stub.GetView(table_pb2.GetViewRequest(table_id=malformed, seat_token=token))
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert reason_of(refused.value) == Reason.ID_MALFORMED
+        # Each call was timed by its status code (the channel's own timing, no interceptor).
+        assert REGISTRY.get_sample_value(_REFUSED_VIEWS, _INVALID) == timed + 2
         # The replica of the first table stops: its calls go to the other one.
         table_id, token, _ = tables[0]
         owner = owners[table_id]
