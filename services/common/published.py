@@ -22,13 +22,13 @@ from collections.abc import Callable
 from dominos.v1 import events_pb2
 
 from services.common import credentials
-from services.rules import Phase, TableState, encode_state
+from services.rules import Phase, TableState, encode_state_unseeded
 from services.rules.state import HOST_SEAT, SEATS
 
 
 def published_state(state: TableState) -> bytes:
     """The engine's encoding of ``state`` with the deal seed zeroed."""
-    return encode_state(state._replace(seed=0) if state.seed else state)
+    return encode_state_unseeded(state)[1]
 
 
 def is_held(state: TableState, seat: int) -> bool:
@@ -59,13 +59,17 @@ def deadline_kind(state: TableState) -> int:
 
 
 def table_event(
-    state: TableState, digest_of: Callable[[int], bytes | None], committed_at_ms: int
+    state: TableState,
+    digest_of: Callable[[int], bytes | None],
+    committed_at_ms: int,
+    published: bytes | None = None,
 ) -> events_pb2.TableEvent:
-    """The bus event of a committed version (see the module docstring)."""
+    """The bus event of a committed version (see the module docstring); ``published`` is
+    :func:`published_state` of ``state`` when the caller has it already."""
     return events_pb2.TableEvent(
         table_id=state.table_id,
         version=state.version,
-        state=published_state(state),
+        state=published_state(state) if published is None else published,
         seat_holders=seat_holders(state, digest_of),
         committed_at_ms=committed_at_ms,
         deadline_kind=deadline_kind(state),  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ global randomness is imported here.
 
 from __future__ import annotations
 
-from .codec import CodecError, decode_state, encode_state
+from .codec import CodecError, decode_state, encode_state, encode_state_unseeded
 from .commands import (
     AnswerEnd,
     Command,
@@ -110,6 +110,7 @@ __all__ = [
     "create",
     "decode_state",
     "encode_state",
+    "encode_state_unseeded",
     "legal_moves",
     "move_points",
     "preset",

@@ -353,6 +353,22 @@ def _read_options(r: Reader) -> dict[str, Any]:
 
 def encode_state(state: TableState) -> bytes:
     """The state as compact bytes (see the module docstring)."""
+    return bytes(_encode(state)[0])
+
+
+def encode_state_unseeded(state: TableState) -> tuple[bytes, bytes]:
+    """``(encode_state(state), encode_state(state with seed 0))`` from one encoding: the
+    state as stored and as it may be shown outside (the seed is 16 bytes at a known place)."""
+    out, seed_at = _encode(state)
+    stored = bytes(out)
+    if not state.seed:
+        return stored, stored
+    out[seed_at : seed_at + 16] = bytes(16)
+    return stored, bytes(out)
+
+
+def _encode(state: TableState) -> tuple[bytearray, int]:
+    """The encoding of ``state`` and where its seed starts in it."""
     rules = state.rules
     optioned = _has_options(state)
     ext = optioned or (rules is not CLASSIC and rules != CLASSIC)
@@ -368,6 +384,7 @@ def encode_state(state: TableState) -> bytes:
     for name in state.names:
         out += text(name)
     out.append(sum(1 << i for i, c in enumerate(state.connected) if c))
+    seed_at = len(out)
     out += state.seed.to_bytes(16, "big")
     for value in state.timing:
         out += varint(value)
@@ -380,7 +397,7 @@ def encode_state(state: TableState) -> bytes:
     out += _encode_action(state.last_action, fives)
     if optioned:
         out += _encode_options(state)
-    return bytes(out)
+    return out, seed_at
 
 
 def _read_ints(r: Reader, ext: bool) -> tuple[int, ...]:

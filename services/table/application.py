@@ -65,6 +65,7 @@ from services.rules import (
     Transition,
     apply,
     create,
+    encode_state_unseeded,
     replay,
 )
 from services.rules.options import NO_OPTIONS
@@ -683,7 +684,10 @@ class TableApp:
         Returns False when another writer changed the table first (nothing written).
         """
         state = write.transition.state
-        event = table_event(state, lambda seat: digest_of(record, write.changes, seat), now)
+        stored, published = encode_state_unseeded(state)
+        event = table_event(
+            state, lambda seat: digest_of(record, write.changes, seat), now, published
+        )
         ttl = (
             self.policy.lobby_ttl_ms
             if state.phase is Phase.WAITING
@@ -700,6 +704,7 @@ class TableApp:
             changes=write.changes,
             create_request=create_request,
             acts=not isinstance(write.command, SetPresence),
+            encoded=stored,
         )
         pending = await self.store.commit(commit)
         if pending is None:

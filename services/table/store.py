@@ -174,6 +174,8 @@ class Commit:
     #: False for a change of a seat's presence only (its version is no conflict, see
     #: ``TableRecord.action_version``).
     acts: bool = True
+    #: ``encode_state(state)`` when the caller has it already (else encoded here).
+    encoded: bytes = b""
 
     def record(self) -> TableRecord:
         """The table's record once this commit is written: exactly what
@@ -266,7 +268,7 @@ class TableStore:
         args: list[Any] = [
             f"{before.version}:{before.last_time_ms}" if before is not None else 0,
             state.version,
-            encode_state(state),
+            commit.encoded or encode_state(state),
             commit.log_entry,
             commit.event,
             state.deadline_ms,

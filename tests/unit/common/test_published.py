@@ -8,7 +8,17 @@ from hypothesis import strategies as st
 
 from services.common import credentials
 from services.common.published import is_held, published_state, seat_holders
-from services.rules import Expire, Leave, Phase, SetPresence, Start, apply, decode_state
+from services.rules import (
+    Expire,
+    Leave,
+    Phase,
+    SetPresence,
+    Start,
+    apply,
+    decode_state,
+    encode_state,
+    encode_state_unseeded,
+)
 from services.rules.options import TableOptions
 from tests.unit.rules.builders import NOW, lobby
 from tests.unit.rules.option_builders import SITE_PAIRS, started
@@ -64,3 +74,20 @@ def test_a_seat_a_robot_kept_holds_its_players_token_no_more_d12() -> None:
     assert late.robots[1] and not is_held(late, 1)
     holders = seat_holders(late, lambda seat: b"d" * 32)
     assert holders[8:16] == bytes(8) and holders[:8] != bytes(8)
+
+
+@given(seed=st.integers(min_value=0, max_value=2**128 - 1), optioned=st.booleans())
+def test_one_encoding_gives_the_stored_state_and_the_published_one(
+    seed: int, optioned: bool
+) -> None:
+    """The commit encodes a state once: the stored bytes are ``encode_state`` of it, the
+    published ones ``encode_state`` of it without its seed (rules with options included)."""
+    if optioned:
+        options = TableOptions(replace_level=3, return_ms=60_000)
+        state = started(SITE_PAIRS, options, humans=4, seed=seed or 1)._replace(seed=seed)
+    else:
+        state = apply(lobby(4), Start(0, seed or 1), NOW).state._replace(seed=seed)
+    stored, published = encode_state_unseeded(state)
+    assert stored == encode_state(state)
+    assert published == encode_state(state._replace(seed=0)) == published_state(state)
+    assert decode_state(stored).seed == seed
