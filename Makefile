@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile bench-pairs
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -187,6 +187,9 @@ bench-profile: install ## py-spy flame graphs of the gateway and the table servi
 
 bench-compare: ## make bench-compare A=bench/results/x.json B=bench/results/y.json
 	$(BIN)/python -m bench.compare $(A) $(B)
+
+bench-pairs: install ## interleaved load-bench runs of two commits: make bench-pairs A=main B=HEAD [PAIRS=2] [ARGS="--tables 250"]
+	$(BIN)/python -m bench.pairs $(A) $(B) --pairs $(or $(PAIRS),2) -- $(or $(ARGS),--tables 250)
 
 bench: bench-rules bench-table bench-timer bench-gateway bench-view-guard bench-tls bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
 
