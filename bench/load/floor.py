@@ -3,7 +3,10 @@
 ``bench.table_bench.Floor`` (a Redis ``EVALSHA`` of ``return 1``, a core NATS publish →
 subscribe hop, a gRPC unary call to an empty handler), the unary call going to a bare
 ``grpc.aio`` server in its own process (``python -m bench.load --floor-server``), plus that
-server's stream messages (one-way: the handler stamps ``perf_counter_ns`` into each).
+server's stream messages (one-way: the handler stamps ``perf_counter_ns`` into each). The
+Redis and NATS hops go to a ``redis-server`` and a ``nats-server`` of their own (started by
+``bench.load.main``, same binaries and users as the cluster's, pinned with the generators),
+so that the CPU they cost is never counted as the cluster's.
 """
 
 from __future__ import annotations

@@ -85,6 +85,11 @@ def test_load_smoke(tmp_path: Path) -> None:
     assert figures["tables_per_core_at_saturation"] == pytest.approx(figures["tables"] / busy)
     assert "one whole core holds" in done.stdout
     assert results["seating"]["seat_errors"] == {}
+    # The floor's Redis and NATS hops went to servers of their own: their CPU is not the
+    # cluster's (sampled 50 times a second, as many calls as the commands at 250 tables).
+    servers = results["servers"]
+    assert servers["floor"]["redis"] != servers["cluster"]["redis"]
+    assert servers["floor"]["nats"] != servers["cluster"]["nats"]
     # The floor pipeline played the same tables without an error, and costs less than the
     # cluster (it does a move's I/O and nothing else).
     assert step["pipeline"]["errors"] == {}
