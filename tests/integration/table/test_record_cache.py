@@ -226,3 +226,47 @@ async def test_a_version_number_reused_after_redis_lost_writes_is_not_taken_for_
     assert loaded is not None
     assert replay(decode_log(await store.read_log(table_id))) == loaded.state
     assert first.cache.get(table_id) == loaded
+
+
+async def test_a_token_revoked_through_another_replica_is_refused_where_its_seat_is_cached(
+    store: TableStore,
+) -> None:
+    """Trust at the table over stale caches (D7): Cy leaves and Eve takes his seat through
+    one replica while the other still caches Cy as the seat's holder. On that replica Cy's
+    token is refused at every door and writes nothing; Eve's token is the seat's."""
+    first, second = TableApp(store, None, POLICY), TableApp(store, None, POLICY)
+    created, tokens = await seat_four_at(first, LOCAL)
+    table_id, cy = created.table_id, tokens[2]
+    cached = first.cache.get(table_id)
+    await second.seated_command(
+        gateway_pb2.LeaveTableRequest(request_id=rid(), table_id=table_id), cy
+    )
+    eve = await second.join_table(
+        gateway_pb2.JoinTableRequest(
+            request_id=rid(), player_name="Eve", invitation_code=created.invitation_code
+        ),
+        LOCAL,
+    )
+    assert eve.seat == 2
+    assert first.cache.get(table_id) == cached  # the first replica still holds Cy's seat
+    record = await store.load(table_id)
+    doors = {
+        "leave": lambda: first.seated_command(
+            gateway_pb2.LeaveTableRequest(request_id=rid(), table_id=table_id), cy
+        ),
+        "presence": lambda: first.set_presence(table_id, cy, connected=False),
+        "view": lambda: first.view(table_id, cy),
+    }
+    for door, call in doors.items():
+        with pytest.raises(ServiceError) as refused:
+            await call()
+        assert refused.value.reason is Reason.TOKEN_INVALID, door
+    assert await store.load(table_id) == record  # nothing written
+    view = await first.view(table_id, eve.seat_token)
+    assert view.your_seat == 2 and view.seats[2].name == "Eve"
+    left = await first.seated_command(
+        gateway_pb2.LeaveTableRequest(request_id=rid(), table_id=table_id), eve.seat_token
+    )
+    assert record is not None and left.version == record.version + 1
+    freed = await store.load(table_id)
+    assert freed is not None and freed.state.names[2] == ""
