@@ -357,6 +357,16 @@ class SeatChange:
     digest: bytes | None = None
     requests: tuple[RequestRecord, ...] | None = None
 
+    def over(self, old: SeatRecord | None) -> SeatRecord:
+        """The seat's record once this change is written over ``old`` (``None``: a new
+        table's seat)."""
+        old = old if old is not None else SeatRecord()
+        return SeatRecord(
+            nonce=old.nonce if self.nonce is None else self.nonce,
+            digest=old.digest if self.digest is None else self.digest,
+            requests=old.requests if self.requests is None else self.requests,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TableRecord:
@@ -454,7 +464,8 @@ def clock_of(turn: bytes | None, kind: bytes | None) -> tuple[int, int] | None:
 
 def digest_of(record: TableRecord | None, changes: RecordChanges, seat: int) -> bytes | None:
     """The seat's token digest after ``changes`` are written over ``record``."""
+    old = record.seats[seat] if record is not None else None
     change = changes.seats.get(seat)
-    if change is not None and change.digest is not None:
-        return change.digest
-    return record.seats[seat].digest if record is not None else None
+    if change is None:
+        return old.digest if old is not None else None
+    return change.over(old).digest

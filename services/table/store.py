@@ -183,12 +183,7 @@ class Commit:
         before, state, changes = self.before, self.state, self.changes
         seats = list(before.seats) if before is not None else [SeatRecord()] * SEATS
         for seat, change in changes.seats.items():
-            old = seats[seat]
-            seats[seat] = SeatRecord(
-                nonce=old.nonce if change.nonce is None else change.nonce,
-                digest=old.digest if change.digest is None else change.digest,
-                requests=old.requests if change.requests is None else change.requests,
-            )
+            seats[seat] = change.over(seats[seat])
         if changes.joins is not None:
             joins = changes.joins
         else:

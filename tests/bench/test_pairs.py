@@ -1,11 +1,12 @@
-"""bench.pairs: interleaved before/after runs of the load bench and each side's median."""
+"""testing.pairs (bench.pairs' logic): interleaved before/after runs of the load bench and
+each side's median."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
-from bench.pairs import checkout, headline, order, table
+from testing.pairs import checkout, headline, order, table
 
 
 def _result(cpu: float, ratio: float) -> dict[str, object]:

@@ -21,6 +21,7 @@ from services.common.schema import (
     RecordChanges,
     RequestRecord,
     SeatChange,
+    SeatRecord,
     TableRecord,
 )
 from services.rules import Create, Timing, create, encode_state
@@ -133,3 +134,11 @@ def test_live_timer_replicas_own_disjoint_shares_of_every_shard(replicas: int) -
     assert sum(len(share) for share in owned) == SHARDS  # disjoint
     assert max(map(len, owned)) - min(map(len, owned)) <= 1
     assert shares(members, "not-yet-listed") == ALL_SHARDS
+
+
+def test_a_seat_change_over_a_record_keeps_what_it_does_not_change() -> None:
+    old = SeatRecord(nonce="n1", digest=b"d1", requests=(RequestRecord(b"r", b"f", 3, 1),))
+    assert SeatChange().over(old) == old
+    assert SeatChange(digest=b"d2").over(old) == SeatRecord("n1", b"d2", old.requests)
+    assert SeatChange(nonce="n2", requests=()).over(old) == SeatRecord("n2", b"d1", ())
+    assert SeatChange(nonce="n3", digest=b"d3").over(None) == SeatRecord("n3", b"d3", ())
