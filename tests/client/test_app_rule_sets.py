@@ -162,11 +162,13 @@ async def test_a_whole_two_seat_site_game_through_the_terminal_client(
             await pilot.pause()
             app.screen.query_one("#preset", Select).value = "site"
             await pilot.pause()
-            app.screen.query_one("#target", Select).value = 50
+            # 150 points: several rounds, so that a deal where the pilot always fits does not
+            # leave the draw untested (a one-round game to 50 sometimes never drew).
+            app.screen.query_one("#target", Select).value = 150
             await choose_and_create(pilot, app, "site", "2")
             view = current(app)
             assert (view.rules.preset, view.rules.seats, view.target) == (
-                game_pb2.PRESET_SITE, 2, 50,
+                game_pb2.PRESET_SITE, 2, 150,
             )  # fmt: skip
             assert "Game: Site game · 2 players, one against one" in text_of(app, "lobby")
             await bots.join(app.code)
