@@ -83,7 +83,8 @@ def precreate_client(service: str) -> None:
             CLIENT_HANDLING.labels(service, method, "OK")
 
 
-def _split(full_method: str) -> tuple[str, str]:
+def split_method(full_method: str) -> tuple[str, str]:
+    """``(service, method)`` of ``/package.Service/Method`` (``unknown`` for a missing part)."""
     _, _, rest = full_method.partition("/")
     service, _, method = rest.partition("/")
     return service or "unknown", method or "unknown"
@@ -129,7 +130,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         kept = self._wrapped.get(key)
         if kept is not None and kept[0] is handler:
             return kept[1]
-        wrapped = _wrap(handler, *_split(handler_call_details.method))
+        wrapped = _wrap(handler, *split_method(handler_call_details.method))
         if len(self._wrapped) < _WRAPPED_KEPT:
             self._wrapped[key] = (handler, wrapped)
         return wrapped

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from services.common.caller_auth import METADATA_KEY
-from services.common.grpc_metrics import CLIENT_HANDLING
+from services.common.grpc_metrics import CLIENT_HANDLING, split_method
 from services.common.table_routing import TABLE_HEADER, table_of
 
 __all__ = ["TableCall", "TableChannel"]
@@ -37,14 +37,12 @@ class TableCall:
     reply or raises the call's ``grpc.aio.AioRpcError``, like the multicallable it wraps,
     with the credential and the table in its metadata, timed by status code."""
 
-    __slots__ = ("_call", "_credential", "_method", "_observers", "_service", "name")
+    __slots__ = ("_call", "_credential", "_observers", "_service", "name")
 
     def __init__(self, call: Any, method: str, credential: tuple[tuple[str, str], ...]) -> None:
         self._call = call
-        self._method = method
         self._credential = credential
-        _, _, path = method.partition("/")
-        self._service, _, self.name = path.partition("/")
+        self._service, self.name = split_method(method)
         #: ``observe`` of the histogram child of each status code met so far.
         self._observers: dict[str, Any] = {}
 

@@ -701,10 +701,10 @@ class TableApp:
             log_entry=encode_entry(write.command, now, previous_ms),
             event=event.SerializeToString(),
             ttl_ms=ttl,
+            encoded=stored,
             changes=write.changes,
             create_request=create_request,
             acts=not isinstance(write.command, SetPresence),
-            encoded=stored,
         )
         pending = await self.store.commit(commit)
         if pending is None:

@@ -39,7 +39,7 @@ from services.common.schema import (
     table_key,
 )
 from services.common.scripts import ScriptCall, call_scripts
-from services.rules import TableState, encode_state
+from services.rules import TableState
 
 CREATE_TTL_MS: Final = 10 * 60 * 1000
 
@@ -169,13 +169,13 @@ class Commit:
     log_entry: bytes
     event: bytes
     ttl_ms: int
+    #: ``encode_state(state)``: the state as stored (encoded once with the event's copy).
+    encoded: bytes
     changes: RecordChanges = field(default_factory=RecordChanges)
     create_request: tuple[str, str] | None = None  # (request hash, fingerprint)
     #: False for a change of a seat's presence only (its version is no conflict, see
     #: ``TableRecord.action_version``).
     acts: bool = True
-    #: ``encode_state(state)`` when the caller has it already (else encoded here).
-    encoded: bytes = b""
 
     def record(self) -> TableRecord:
         """The table's record once this commit is written: exactly what
@@ -263,7 +263,7 @@ class TableStore:
         args: list[Any] = [
             f"{before.version}:{before.last_time_ms}" if before is not None else 0,
             state.version,
-            commit.encoded or encode_state(state),
+            commit.encoded,
             commit.log_entry,
             commit.event,
             state.deadline_ms,
