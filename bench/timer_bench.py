@@ -10,13 +10,11 @@ over ``--spread`` seconds (30), the first ``--lead`` seconds (2) after the bench
 load. Each table is written the way the table service commits it: the hash
 ``dominos:{T}:table`` gets ``v``/``tn``/``dk`` (kind 1, turn) and an expiry, the index
 ``dominos:deadlines`` gets ``T`` scored by the deadline (pipelined, 1,000 tables a round
-trip, earliest deadlines first); then its ``TableEvent`` (version 1, ``deadline_ms``,
-``turn_number``, kind turn, a ``state`` blob of a real state's size) is published on
-``dominos.v1.table.<T>``, so the timer schedules it at once: the production path (events
-for precision, the sweep of the index as the safety net). ``--no-events`` skips the events:
-the sweep alone must find them. The events go out as core NATS publishes (the table service
-publishes through JetStream; the timer's subscription is core either way, so what it
-receives is the same).
+trip, earliest deadlines first); then, when its deadline ends too soon for the timer's
+sweep to find it ahead of time (:func:`services.common.clock_hints.needs_hint`: within 3 s
+with the 1 s sweep), its ``TableClock`` is published on ``dominos.v1.timer.clock``: the
+production path (the sweep schedules the others ahead of time). ``--no-events`` skips the
+announcements: the sweep alone must find every clock, the first ones late.
 
 Measured, per table, on its first firing (``attempt`` 1):
 
@@ -29,8 +27,8 @@ No table service moves the tables on, so every fired deadline fires again each r
 interval (``attempt`` > 1): those are counted, not measured, but they are load the timer
 carries (by the end of the spread, about ``deadlines / retry`` re-firings a second).
 ``--move-on`` plays the table service's part instead: on a first firing the bench removes
-the table's deadline from the index and (with events) publishes version 2 with no clock, so
-the retry finds the table moved on and nothing re-fires.
+the table's deadline from the index, so the retry finds the table moved on and nothing
+re-fires.
 
 Also printed: the peak firings per second (1 s buckets of receive time, all attempts and
 first ones), the CPU seconds of this process (timer service, subscriber and load generator:
@@ -77,7 +75,8 @@ from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
 from bench.common import write_json
-from services.common.bus import TIMER_SUBJECT, table_subject
+from services.common.bus import CLOCK_SUBJECT, TIMER_SUBJECT
+from services.common.clock_hints import needs_hint
 from services.common.credentials import new_table_id
 from services.common.logging import configure_logging
 from services.common.schema import Field, deadlines_key, shard_of, shards_of, table_key
@@ -94,9 +93,6 @@ RETRY_S = 2.0
 SWEEP_S = 1.0
 SEED_CHUNK = 1000  # tables per Redis pipeline / NATS flush
 TABLE_TTL_MS = 3_600_000
-# A real TableEvent carries the engine state: ~100 B for a freshly dealt four-seat table,
-# growing with the line of play. Random bytes of that order keep the message size realistic.
-STATE_BYTES = 160
 SETUP_TIMEOUT_S = 30.0
 
 
@@ -133,25 +129,23 @@ def make_load(count: int, first_ms: int, spread_ms: int, rng: random.Random) -> 
     ]
 
 
-def table_event(pending: Pending, version: int, deadline_ms: int, state: bytes) -> bytes:
-    """The ``TableEvent`` the table service would publish for ``pending`` at ``version``."""
-    return events_pb2.TableEvent(
+def table_clock(pending: Pending) -> bytes:
+    """The ``TableClock`` the table service would announce for ``pending`` (version 1)."""
+    return events_pb2.TableClock(
         table_id=pending.table_id,
-        version=version,
-        state=state,
-        committed_at_ms=int(time.time() * 1000),
-        deadline_kind=(
-            events_pb2.DEADLINE_KIND_TURN if deadline_ms else events_pb2.DEADLINE_KIND_UNSPECIFIED
-        ),
-        deadline_ms=deadline_ms,
+        version=1,
+        deadline_kind=events_pb2.DEADLINE_KIND_TURN,
+        deadline_ms=pending.deadline_ms,
         turn_number=pending.turn_number,
     ).SerializeToString()
 
 
-async def seed(redis: Redis, nc: Any, load: list[Pending], *, events: bool, state: bytes) -> None:
+async def seed(redis: Redis, nc: Any, load: list[Pending], *, events: bool) -> int:
     """Commit every table's clock into Redis as the table service does (hash fields, expiry,
-    index entry; pipelined), then publish its event, a chunk of tables at a time, earliest
-    deadlines first (so a slow seeding delays the last ones to be written least)."""
+    index entry; pipelined), then announce the clocks the table service would, a chunk of
+    tables at a time, earliest deadlines first (so a slow seeding delays the last ones to be
+    written least). Returns how many clocks were announced."""
+    announced = 0
     load = sorted(load, key=lambda pending: pending.deadline_ms)
     for start in range(0, len(load), SEED_CHUNK):
         chunk = load[start : start + SEED_CHUNK]
@@ -171,12 +165,13 @@ async def seed(redis: Redis, nc: Any, load: list[Pending], *, events: bool, stat
                 )
             await pipe.execute()
         if events:
+            now_ms = int(time.time() * 1000)
             for pending in chunk:
-                await nc.publish(
-                    table_subject(pending.table_id),
-                    table_event(pending, 1, pending.deadline_ms, state),
-                )
+                if needs_hint(pending.deadline_ms, now_ms, round(SWEEP_S * 1000)):
+                    await nc.publish(CLOCK_SUBJECT, table_clock(pending))
+                    announced += 1
             await nc.flush()
+    return announced
 
 
 # --- the firings -----------------------------------------------------------------------------
@@ -224,17 +219,9 @@ class Firings:
             self.done.set()
 
 
-async def move_on(
-    queue: asyncio.Queue[str | None],
-    redis: Redis,
-    nc: Any,
-    by_id: dict[str, Pending],
-    *,
-    events: bool,
-    state: bytes,
-) -> None:
-    """The table service's part (``--move-on``): a fired table leaves the deadline index and,
-    with events, publishes its next version with no clock running. Batched, off the
+async def move_on(queue: asyncio.Queue[str | None], redis: Redis) -> None:
+    """The table service's part (``--move-on``): a fired table leaves the deadline index
+    (its next version runs no clock, so nothing is announced). Batched, off the
     subscriber's callback; ends at a ``None`` (not by cancellation: redis.asyncio can swallow
     a cancel that lands mid-command, and the task would then wait on the queue for ever)."""
     while True:
@@ -245,11 +232,6 @@ async def move_on(
         if tables:
             for shard, ids in shards_of(tables).items():
                 await redis.zrem(deadlines_key(shard), *ids)
-            if events:
-                for table_id in tables:
-                    await nc.publish(
-                        table_subject(table_id), table_event(by_id[table_id], 2, 0, state)
-                    )
         if len(tables) < len(batch):
             return
 
@@ -312,9 +294,9 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
     )
     servers = (("redis", redis_server), ("nats", nats_server))
     rng = random.Random(config.seed)
-    state = rng.randbytes(STATE_BYTES)
     profile = cProfile.Profile() if config.profile else None
     loader: Any = None
+    announced = 0
     subscriber: Any = None
     queue: asyncio.Queue[str | None] | None = None
     mover: asyncio.Task[None] | None = None
@@ -324,7 +306,7 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
     try:
         async with asyncio.timeout(SETUP_TIMEOUT_S):
             server, _ = await create_server(settings)
-            # The load plays the table service (it publishes table events); the subscriber
+            # The load plays the table service (it announces clocks); the subscriber
             # observes the expiries as an operator would.
             loader = await nats.connect(nats_server.url_for("table"), name="bench-timer-load")
             subscriber = await nats.connect(
@@ -335,13 +317,10 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
         launched_s = time.time()
         first_ms = round((launched_s + config.lead_s) * 1000)
         load = make_load(config.deadlines, first_ms, round(config.spread_s * 1000), rng)
-        by_id = {pending.table_id: pending for pending in load}
         firings = Firings({pending.table_id: pending.deadline_ms for pending in load}, first_ms)
         if config.move_on:
             queue = firings.moved = asyncio.Queue()
-            mover = asyncio.create_task(
-                move_on(queue, redis, loader, by_id, events=config.events, state=state)
-            )
+            mover = asyncio.create_task(move_on(queue, redis))
         await subscriber.subscribe(
             TIMER_SUBJECT, cb=firings.on_message, pending_msgs_limit=1_000_000
         )
@@ -352,7 +331,7 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
         if profile is not None:
             profile.enable()
         async with asyncio.timeout(SETUP_TIMEOUT_S):
-            await seed(redis, loader, load, events=config.events, state=state)
+            announced = await seed(redis, loader, load, events=config.events)
         seeded_s = time.time()
         seeding_cpu_s = process_usage()[0] - cpu0
         give_up_s = max(pending.deadline_ms for pending in load) / 1000 + GRACE_S
@@ -392,6 +371,7 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
         seeded_s=seeded_s,
         ended_s=ended_s,
         first_ms=first_ms,
+        announced=announced,
         cpu={"process": cpu1 - cpu0, "seeding": seeding_cpu_s, **server_cpu},
         involuntary_switches=switches1 - switches0,
         load_average=(load_before, os.getloadavg()),
@@ -418,6 +398,7 @@ def figures(
     seeded_s: float,
     ended_s: float,
     first_ms: int,
+    announced: int,
     cpu: dict[str, float | None],
     involuntary_switches: int,
     load_average: tuple[tuple[float, float, float], tuple[float, float, float]],
@@ -451,6 +432,7 @@ def figures(
             "spread_s": config.spread_s,
             "lead_s": config.lead_s,
             "events": config.events,
+            "announced": announced,
             "move_on": config.move_on,
             "retry_s": RETRY_S,
             "sweep_s": SWEEP_S,
@@ -492,7 +474,7 @@ def figures(
 def print_report(results: dict[str, Any], *, timeline: bool) -> None:
     """The aligned table quoted in notes."""
     cfg = results["config"]
-    path = "events + sweep" if cfg["events"] else "sweep only"
+    path = f"sweep + {cfg['announced']} announced clocks" if cfg["events"] else "sweep only"
     moved = ", tables move on" if cfg["move_on"] else ", nothing moves on"
     print(
         f"timer service: {cfg['deadlines']} deadlines over {cfg['spread_s']:g} s ({path}"
@@ -558,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadlines", type=int, default=10_000, help="pending deadlines (10000)")
     parser.add_argument("--spread", type=float, default=30.0, help="seconds they spread over (30)")
     parser.add_argument("--lead", type=float, default=2.0, help="seconds to the first one (2)")
-    parser.add_argument("--no-events", action="store_true", help="no table events: sweep only")
+    parser.add_argument("--no-events", action="store_true", help="no clock announced: sweep only")
     parser.add_argument(
         "--move-on", action="store_true", help="play the table service: fired tables move on"
     )

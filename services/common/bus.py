@@ -2,7 +2,8 @@
 
 | name | kind | written by | read by |
 |---|---|---|---|
-| ``dominos.v1.table.<table_id>`` | subject, stream ``DOMINOS_TABLES`` | table service (from its outbox) | gateways (fan-out), timer (scheduling) |
+| ``dominos.v1.table.<table_id>`` | subject, stream ``DOMINOS_TABLES`` | table service (from its outbox) | gateways (fan-out) |
+| ``dominos.v1.timer.clock`` | core subject (``TableClock``: ids and the clock, no state) | table service, for clocks ending too soon for the timer's sweep | timer (scheduling) |
 | ``dominos.v1.timer.expired`` | subject, work-queue stream ``DOMINOS_TIMERS`` | timer service | table service, durable queue consumer ``dominos-table`` |
 | ``dominos.v1.robots.turn`` | subject, work-queue stream ``DOMINOS_ROBOTS`` | table service (``RobotTurn``: ids only, no state) | bots service, durable queue consumer ``dominos-bots`` |
 
@@ -29,6 +30,7 @@ from nats.js.api import (
 )
 
 __all__ = [
+    "CLOCK_SUBJECT",
     "ROBOT_CONSUMER",
     "ROBOT_STREAM",
     "ROBOT_SUBJECT",
@@ -50,6 +52,8 @@ __all__ = [
 TABLE_SUBJECT_PREFIX: Final = "dominos.v1.table."
 TABLE_SUBJECTS: Final = TABLE_SUBJECT_PREFIX + ">"
 TABLE_STREAM: Final = "DOMINOS_TABLES"
+#: Clocks that end too soon for the timer's sweep of the deadline index (core NATS).
+CLOCK_SUBJECT: Final = "dominos.v1.timer.clock"
 #: The timer's expiries, a work queue the table service consumes.
 TIMER_SUBJECT: Final = "dominos.v1.timer.expired"
 TIMER_STREAM: Final = "DOMINOS_TIMERS"

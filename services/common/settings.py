@@ -59,7 +59,7 @@ the two identical):
 | `DOMINOS_MAX_CONNECTION_AGE_GRACE_SECONDS` | `60` | >= 0 and <= 86400 | Gateway: how long calls of an aged connection may go on before they are ended (clients reconnect their streams). |
 | `DOMINOS_MAX_CONNECTION_IDLE_SECONDS` | `60` | > 0 and <= 86400 | Gateway: a client connection without a call for this long is closed (clients reconnect when they call again). |
 | `DOMINOS_TIMER_RETRY_SECONDS` | `2` | > 0 and <= 3600 | Lease of a claimed deadline: it fires again after this if its table has not moved on. |
-| `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's safety-net sweep of the deadline index. |
+| `DOMINOS_TIMER_SWEEP_SECONDS` | `1` | > 0 and <= 3600 | Period of the timer service's sweep of the deadline index (it schedules the clocks ending within two periods and 0.5 s); the table service announces on NATS the clocks ending sooner than two periods and 1 s after their commit. Give both services the same value. |
 | `DOMINOS_NATS_STREAM_REPLICAS` | `1` | 1 to 5 | Replicas of the JetStream streams the services create (3 on a 3-node NATS cluster). |
 | `DOMINOS_NATS_CA_FILE` | `` | file path, or empty | PEM file of the CA that signed the NATS servers' certificates (use `tls://` URLs); empty: the system's CAs. |
 | `DOMINOS_NATS_CERT_FILE` | `` | file path, or empty | PEM client certificate presented to NATS servers that verify clients (mutual TLS); empty: none. |
@@ -511,7 +511,7 @@ class Settings:
     timer_sweep_seconds: float = _duration(
         "DOMINOS_TIMER_SWEEP_SECONDS",
         1,
-        "Period of the timer service's safety-net sweep of the deadline index.",
+        "Period of the timer service's sweep of the deadline index (it schedules the clocks ending within two periods and 0.5 s); the table service announces on NATS the clocks ending sooner than two periods and 1 s after their commit. Give both services the same value.",
         maximum=_HOUR,
     )
 

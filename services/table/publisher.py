@@ -6,6 +6,11 @@ message id ``<table_id>:<version>``: a re-publish inside the stream's duplicate 
 dropped by the server, so publishing twice is harmless. Once NATS acknowledged them, the
 events leave the outbox. A process that dies between commit and publish leaves them there;
 the relay (every replica runs one) re-publishes outboxes older than a grace delay.
+
+An event whose clock ends too soon for the timer's sweep of the deadline index is also
+announced to the timer service as a ``TableClock`` on ``dominos.v1.timer.clock`` (core NATS,
+ids and the clock only: :mod:`services.common.clock_hints`); a lost announcement costs at
+most one sweep period of lateness.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from typing import Any, Final
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
 
-from services.common.bus import TABLE_STREAM, message_id, table_subject
+from services.common.bus import CLOCK_SUBJECT, TABLE_STREAM, message_id, table_subject
+from services.common.clock_hints import needs_hint, table_clock
 from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
 from services.table.store import TableStore
@@ -43,12 +49,17 @@ class EventPublisher:
         js: JetStreamContext,
         store: TableStore,
         *,
+        nc: Any,
+        sweep_ms: int,
         clock: Callable[[], float] = time.time,
         on_republish: Callable[[int], Any] | None = None,
         clear_delay_s: float = CLEAR_DELAY_S,
     ) -> None:
         self.js = js
         self.store = store
+        #: The core connection clocks are announced on, and the timer's sweep period.
+        self.nc = nc
+        self.sweep_ms = sweep_ms
         self.clock = clock
         self.on_republish = on_republish
         self.clear_delay_s = clear_delay_s
@@ -88,6 +99,8 @@ class EventPublisher:
             )
             fresh += 0 if ack.duplicate else 1
             last = event.version
+            if needs_hint(event.deadline_ms, int(self.clock() * 1000), self.sweep_ms):
+                await self._announce(event)
         if last > acknowledged:
             self._acked[table_id] = last
             self._acked.move_to_end(table_id)
@@ -99,6 +112,14 @@ class EventPublisher:
             else:
                 await self.store.mark_published({table_id: last})
         return fresh
+
+    async def _announce(self, event: events_pb2.TableEvent) -> None:
+        """Tell the timer replicas about a clock ending before their sweep would find it; a
+        failure is logged (the next sweep finds the clock in the index)."""
+        try:
+            await self.nc.publish(CLOCK_SUBJECT, table_clock(event))
+        except Exception as error:
+            log.warning("clock.announce_failed", table_id=event.table_id, error=repr(error))
 
     def _clear_soon(self, table_id: str, version: int) -> None:
         """Clear the table's outbox up to ``version`` in the next batch: every table

@@ -126,7 +126,13 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     await ensure_table_stream(js, settings.nats_stream_replicas)
     await ensure_robot_stream(js, settings.nats_stream_replicas)
     store = TableStore(redis)
-    publisher = EventPublisher(js, store, on_republish=metrics.OUTBOX_REPUBLISHED.inc)
+    publisher = EventPublisher(
+        js,
+        store,
+        nc=nc,
+        sweep_ms=settings.timer_sweep_ms,
+        on_republish=metrics.OUTBOX_REPUBLISHED.inc,
+    )
     app = TableApp(
         store,
         publisher,

@@ -21,6 +21,8 @@ class Deadline:
     kind: int
     seat: int = 0
     attempt: int = 1
+    #: The table version that announced the clock (0: read from the deadline index).
+    version: int = 0
 
 
 class Schedule:

@@ -1,20 +1,24 @@
 """The cluster's clock: fires ``timer.expired`` when a table's deadline falls due.
 
 How a deadline gets here: the table service commits it into the Redis index with the state
-(the truth) and publishes the table event on NATS; this service schedules it in process
-from the event (precision), and a periodic sweep of the index re-learns anything an event
-did not bring (a restart, a lost message: the safety net). When it is due, the deadline is
+(the truth). A sweep of the index every ``sweep_ms``, on a fixed cadence, schedules in
+process the clocks ending within the next two periods (and slack), so each is in memory
+before it ends and fires to the millisecond; a clock ending too soon after its commit for
+that is also announced by the table service as a ``TableClock`` on ``dominos.v1.timer.clock``
+(:mod:`services.common.clock_hints`). The timer reads no table event: it never receives a
+hand, and a move costs it nothing until its clock is about to end. When it is due, the deadline is
 claimed atomically in Redis (one replica fires) and a ``TimerExpired`` is published on the
 JetStream work queue the table service consumes. The entry is re-checked after the retry
 interval and fired again while its table has not moved on, so a lost message or a dead
 replica costs one retry interval, never a stuck table. Expired presence leases (a crashed
 gateway) are swept and fired the same way.
 
-Every replica schedules every deadline it hears of and races the others for its claim, so
-a replica killed mid-turn costs one retry interval. The sweeps are divided: each replica
-scans the deadline and presence indexes of its own shards only (:mod:`membership`), so the
-sweeping load does not grow with the number of replicas; a dead replica's shards are swept
-by the others within its heartbeat's lifetime.
+Every replica schedules every announced clock and races the others for its claim. The
+sweeps are divided: each replica scans the deadline and presence indexes of its own shards
+only (:mod:`membership`), so the sweeping load does not grow with the number of replicas; a
+dead replica's shards are swept by the others within its heartbeat's lifetime, so the
+clocks it alone had scheduled fire late by at most that (the claim it may have taken runs
+out after one retry interval).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from typing import Any, Final
 from dominos.v1 import events_pb2
 from nats.js import JetStreamContext
 
-from services.common.bus import TABLE_SUBJECTS, TIMER_STREAM, TIMER_SUBJECT, ensure_timer_stream
+from services.common.bus import CLOCK_SUBJECT, TIMER_STREAM, TIMER_SUBJECT, ensure_timer_stream
+from services.common.clock_hints import sweep_lookahead_ms
 from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
@@ -103,7 +108,6 @@ class TimerService:
         self.stream_replicas = stream_replicas
         self.clock = clock
         self.schedule = Schedule()
-        self._versions: dict[str, int] = {}
         self._in_flight: Counter[str] = Counter()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -120,9 +124,9 @@ class TimerService:
         return self.membership.owned if self.membership is not None else ALL_SHARDS
 
     async def start(self) -> None:
-        """Subscribe to table events, sweep once, and start the timer and sweep loops."""
+        """Subscribe to the announced clocks, sweep once, and start the timer and sweep loops."""
         await ensure_timer_stream(self.js, self.stream_replicas)
-        self._subscription = await self.nc.subscribe(TABLE_SUBJECTS, cb=self._on_message)
+        self._subscription = await self.nc.subscribe(CLOCK_SUBJECT, cb=self._on_message)
         await self.sweep()
         self._tasks = [
             asyncio.create_task(self._timer_loop(), name="timer-loop"),
@@ -149,23 +153,25 @@ class TimerService:
 
     async def _on_message(self, msg: Any) -> None:
         try:
-            event = events_pb2.TableEvent.FromString(msg.data)
+            clock = events_pb2.TableClock.FromString(msg.data)
         except Exception:
-            log.warning("timer.bad_event", subject=msg.subject)
+            log.warning("timer.bad_clock", subject=msg.subject)
             return
-        self.learn(event)
+        self.learn(clock)
 
-    def learn(self, event: events_pb2.TableEvent) -> None:
-        """Schedule (or drop) the clock a table event carries; older versions are ignored."""
-        if event.version <= self._versions.get(event.table_id, 0):
+    def learn(self, clock: events_pb2.TableClock) -> None:
+        """Schedule an announced clock, unless the table's scheduled clock was announced by
+        a newer version (nothing is kept per table once its clock fired: a late announcement
+        of an old clock costs a claim that finds the table moved on)."""
+        current = self.schedule.get(clock.table_id)
+        if not clock.deadline_ms or (current is not None and clock.version <= current.version):
             return
-        if not event.deadline_ms:
-            self._versions.pop(event.table_id, None)
-            self.schedule.remove(event.table_id)
-            return
-        self._versions[event.table_id] = event.version
         deadline = Deadline(
-            event.table_id, event.deadline_ms, event.turn_number, int(event.deadline_kind)
+            clock.table_id,
+            clock.deadline_ms,
+            clock.turn_number,
+            int(clock.deadline_kind),
+            version=clock.version,
         )
         if self.schedule.put(deadline):
             self._wake.set()
@@ -173,13 +179,14 @@ class TimerService:
 
     async def sweep(self) -> None:
         """Renew this replica's share of the shards, then re-learn every deadline of its shards
-        due before the next sweep from their Redis indexes (page by page, reading the clocks
-        of unknown rows only), and fire the presence leases of its shards that ran out."""
+        ending within :func:`sweep_lookahead_ms` from their Redis indexes (page by page,
+        reading the clocks of unknown rows only), and fire the presence leases of its shards
+        that ran out."""
         if self.membership is not None:
             await self.membership.heartbeat()
         owned = list(self.owned)
         now = self.now_ms()
-        until = now + self.sweep_ms + 250
+        until = now + sweep_lookahead_ms(self.sweep_ms)
         woke = False
         overdue = Overdue(now - OVERDUE_GRACE_MS)
         for shard, first in (await self.store.first_pages(owned, until, SWEEP_PAGE)).items():
@@ -220,8 +227,13 @@ class TimerService:
         return woke
 
     async def _sweep_loop(self) -> None:
+        """Sweep every ``sweep_ms`` from the previous sweep's start (a fixed cadence: a slow
+        sweep does not push the next one later; after a stall the next starts at once)."""
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
         while True:
-            await asyncio.sleep(self.sweep_ms / 1000)
+            next_at = max(next_at + self.sweep_ms / 1000, loop.time())
+            await asyncio.sleep(next_at - loop.time())
             try:
                 await self.sweep()
             except asyncio.CancelledError:
@@ -314,6 +326,7 @@ class TimerService:
             deadline.kind,
             deadline.seat,
             attempt,
+            deadline.version,
         )
         if self.schedule.put(again, at_ms=self.now_ms() + delay):
             self._wake.set()

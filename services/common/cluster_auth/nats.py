@@ -8,8 +8,9 @@ so an anonymous client is refused. Each service may touch only the subjects its 
   ``DOMINOS_TABLES``), creates both streams (it may start before the timer service), and
   consumes timer expiries through the durable queue consumer ``dominos-table`` on
   ``DOMINOS_TIMERS`` (binding it, acknowledging its messages).
-- ``timer`` reads table events (core subscription: it schedules their deadlines), creates
-  the ``DOMINOS_TIMERS`` stream and publishes expiries (``dominos.v1.timer.expired``).
+- ``timer`` reads the clocks the table service announces (``dominos.v1.timer.clock``: ids and
+  deadlines, no state; it never reads a table event, so never a hand), creates the
+  ``DOMINOS_TIMERS`` stream and publishes expiries (``dominos.v1.timer.expired``).
 - ``bots`` consumes robots' turns (``dominos.v1.robots.turn``: ids only) through the durable
   queue consumer ``dominos-bots`` on ``DOMINOS_ROBOTS`` (and creates that stream); it reads
   no table event, so it never sees a hand (issue 20). The table service publishes the turns.
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Final
 
 from services.common.bus import (
+    CLOCK_SUBJECT,
     ROBOT_CONSUMER,
     ROBOT_STREAM,
     ROBOT_SUBJECT,
@@ -101,6 +103,8 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             # commit, and gateways trust what arrives here.
             TABLE_SUBJECTS,
             *_create_or_update(TABLE_STREAM),
+            # Clocks ending too soon for the timer's sweep (ids and deadlines only).
+            CLOCK_SUBJECT,
             # TimerConsumer.start creates the timer stream too, so the table service can
             # start before the timer service.
             *_create_or_update(TIMER_STREAM),
@@ -119,8 +123,9 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             *_create_or_update(TIMER_STREAM),
         ),
         subscribe=(
-            # The deadlines it schedules come from the table events (core subscription).
-            TABLE_SUBJECTS,
+            # Clocks announced by the table service (the rest it sweeps from Redis); no
+            # table event: the timer never receives a hand.
+            CLOCK_SUBJECT,
             REPLY_INBOXES,
         ),
     ),

@@ -22,6 +22,7 @@ from nats.aio.client import Client as NatsClient
 
 from services.bots.consumer import RobotTurnConsumer
 from services.common.bus import (
+    CLOCK_SUBJECT,
     ROBOT_CONSUMER,
     ROBOT_STREAM,
     ROBOT_SUBJECT,
@@ -126,6 +127,9 @@ async def test_a_wrong_password_is_refused(
         ("bots", TIMER_SUBJECT, "timer"),
         ("bots", ROBOT_SUBJECT, "table"),
         ("gateway", ROBOT_SUBJECT, "table"),
+        ("timer", CLOCK_SUBJECT, "table"),
+        ("gateway", CLOCK_SUBJECT, "table"),
+        ("bots", CLOCK_SUBJECT, "table"),
     ],
 )
 async def test_only_the_owning_service_publishes_its_subject(
@@ -152,6 +156,17 @@ async def test_a_gateway_cannot_listen_beyond_the_table_events(nats_connect: Con
         await gateway.nc.subscribe(subject)
         await gateway.nc.flush()
         await gateway.violated("subscription", subject)
+
+
+async def test_the_timer_service_cannot_listen_to_any_table_event(nats_connect: Connect) -> None:
+    """The timer schedules clocks from the deadline index and the announced ``TableClock``s
+    (ids and deadlines): it hears no table event (every hand is in them), nor the expiries
+    it publishes for the table service."""
+    timer = await connect_as(nats_connect, "timer")
+    for subject in (table_subject(TABLE_ID), TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT, ">"):
+        await timer.nc.subscribe(subject)
+        await timer.nc.flush()
+        await timer.violated("subscription", subject)
 
 
 # -- JetStream: nobody but admin reads the history --------------------------------------
@@ -227,7 +242,7 @@ async def test_each_service_may_do_what_its_code_does(
         await connect_as(nats_connect, identity) for identity in ("table", "timer", "gateway")
     ]
     to_gateway = await collect(gateway.nc, table_subject(TABLE_ID))
-    to_timer = await collect(timer.nc, TABLE_SUBJECT_PREFIX + ">")
+    to_timer = await collect(timer.nc, CLOCK_SUBJECT)
 
     # The table service: creates (or converges) its stream and publishes table events.
     table_js = table.nc.jetstream()
@@ -237,7 +252,9 @@ async def test_each_service_may_do_what_its_code_does(
         table_subject(TABLE_ID), b"version 1", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
     )
     assert ack.stream == TABLE_STREAM
-    await wait_for(lambda: to_gateway == [b"version 1"] and to_timer == [b"version 1"])
+    # ... and announces the clocks ending soon to the timer service (core NATS).
+    await table.nc.publish(CLOCK_SUBJECT, b"clock of version 1")
+    await wait_for(lambda: to_gateway == [b"version 1"] and to_timer == [b"clock of version 1"])
 
     # The timer stream: either service may create it first; the timer service publishes
     # expiries; every table replica binds the shared durable consumer and acknowledges.

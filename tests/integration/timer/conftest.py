@@ -71,12 +71,18 @@ class Cluster:
 
 
 async def _cluster(
-    redis_server: Any, nats_server: Any, *, with_timer: bool, redis_cluster: bool = False
+    redis_server: Any,
+    nats_server: Any,
+    *,
+    with_timer: bool,
+    redis_cluster: bool = False,
+    **overrides: Any,
 ) -> AsyncIterator[Cluster]:
-    """The services on ``redis_server`` (a Redis Cluster's nodes with ``redis_cluster``)."""
-    settings = short_settings(redis_server, nats_server, redis_cluster=redis_cluster)
+    """The services on ``redis_server`` (a Redis Cluster's nodes with ``redis_cluster``),
+    with the settings ``overrides`` on top of the short clocks."""
+    settings = short_settings(redis_server, nats_server, redis_cluster=redis_cluster, **overrides)
     timer_settings = short_settings(
-        redis_server, nats_server, identity="timer", redis_cluster=redis_cluster
+        redis_server, nats_server, identity="timer", redis_cluster=redis_cluster, **overrides
     )
     table, port = await create_table_server(settings)
     timer = (await create_timer_server(timer_settings))[0] if with_timer else None
