@@ -63,6 +63,7 @@ from redis.asyncio import Redis
 from bench.common import write_json
 from services.common.bus import TABLE_SUBJECT_PREFIX
 from services.common.caller_auth import CallerCredentials
+from services.common.connections import flushed
 from services.common.logging import configure_logging
 from services.common.settings import Settings
 from services.rules import End, Phase, TableState, decode_state, encode_state, legal_moves
@@ -369,7 +370,7 @@ class Floor:
         self._publisher = await nats.connect(nats_url, name="bench-floor-pub")
         self._subscriber = await nats.connect(nats_url, name="bench-floor-sub")
         await self._subscriber.subscribe("bench.floor", cb=self._on_message)
-        await self._subscriber.flush()
+        await flushed(self._subscriber)
 
     async def open(self, redis_url: str, nats_url: str) -> None:
         """Connect the clients and start the empty gRPC server (port 0)."""
@@ -495,7 +496,7 @@ async def run(
         watch = EventWatch()
         subscriber = await nats.connect(observer_url, name="bench-events")
         await subscriber.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=watch.on_message)
-        await subscriber.flush()
+        await flushed(subscriber)
         await floor.open(observer_redis, observer_url)
         stub = table_pb2_grpc.TableServiceStub(channel)
         driver = Driver(stub, watch, random.Random(config.seed))

@@ -77,6 +77,7 @@ from redis.asyncio import Redis
 from bench.common import write_json
 from services.common.bus import CLOCK_SUBJECT, TIMER_SUBJECT
 from services.common.clock_hints import needs_hint
+from services.common.connections import flushed
 from services.common.credentials import new_table_id
 from services.common.logging import configure_logging
 from services.common.schema import Field, deadlines_key, shard_of, shards_of, table_key
@@ -170,7 +171,7 @@ async def seed(redis: Redis, nc: Any, load: list[Pending], *, events: bool) -> i
                 if needs_hint(pending.deadline_ms, now_ms, round(SWEEP_S * 1000)):
                     await nc.publish(CLOCK_SUBJECT, table_clock(pending))
                     announced += 1
-            await nc.flush()
+            await flushed(nc)
     return announced
 
 
@@ -324,7 +325,7 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
         await subscriber.subscribe(
             TIMER_SUBJECT, cb=firings.on_message, pending_msgs_limit=1_000_000
         )
-        await subscriber.flush()
+        await flushed(subscriber)
 
         load_before = os.getloadavg()
         (cpu0, switches0), servers0 = process_usage(), _servers_cpu(*servers)

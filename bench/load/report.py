@@ -178,7 +178,22 @@ def _cpu_rows(step: dict[str, Any], seconds: float) -> list[Row]:
             "CPU, rest of the machine (not this bench)",
             f"{other:6.1f} s ({100 * other / seconds:5.1f} % of a CPU): other processes' load",
         ),
+        *_redis_command_rows(step),
     ]
+
+
+def _redis_command_rows(step: dict[str, Any]) -> list[Row]:
+    """Redis's commands per command of the cluster (calls, and the microseconds Redis spent
+    in them), the costliest first: what a move and the periodic work cost the store."""
+    commands = step.get("redis_commands")
+    if not commands:
+        return []
+    total = sum(row["usec"] for row in commands.values())
+    shown = ", ".join(
+        f"{name} {row['calls']:.2f} ({row['usec']:.0f} µs)"
+        for name, row in list(commands.items())[:8]
+    )
+    return [_row("redis per command†: calls (µs inside)", f"{total:.0f} µs in all: {shown}")]
 
 
 def _memory_rows(step: dict[str, Any]) -> list[Row]:

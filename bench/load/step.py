@@ -24,9 +24,11 @@ from bench.load.report import progress
 from bench.load.watch import (
     Baseline,
     TimerWatch,
+    commands_between,
     cpu_now,
     gateway_rss_kb,
     redis_breakdown,
+    redis_commands,
     redis_memory,
 )
 from services.table.store import TableStore
@@ -69,6 +71,9 @@ class Played:
     cpu_end: dict[str, tuple[float, float]]
     busy_s: float
     loadavg: dict[str, tuple[float, float, float]]
+    #: The cluster Redis's ``INFO commandstats`` at the start and the end of the recorded time.
+    redis_start: dict[str, dict[str, int]]
+    redis_end: dict[str, dict[str, int]]
 
     @property
     def cpu(self) -> dict[str, float]:
@@ -151,9 +156,11 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
     await asyncio.sleep(max(0.0, (window.measure_from - _perf_ns()) / 1e9))
     profilers = await start_profiles(config, tables, every)
     cpu_start, busy_start = cpu_now(every), machine_busy_s()
+    redis_start = await redis_commands(rig.redis)
     await rig.floor.sample_for(window.measure_to, config.floor_hz)
     await asyncio.sleep(max(0.0, (window.measure_to - _perf_ns()) / 1e9))
     cpu_end, busy_end = cpu_now(every), machine_busy_s()
+    redis_end = await redis_commands(rig.redis)
     loadavg_after = os.getloadavg()
     answers = list(await answers_future)
     await finish_profiles(profilers)
@@ -164,6 +171,8 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
         cpu_end,
         busy_end - busy_start,
         {"before": loadavg_before, "after": loadavg_after},
+        redis_start,
+        redis_end,
     )
 
 
@@ -313,6 +322,9 @@ async def run_step(
         "timer": rig.timer.figures(run.window.go_ns, run.window.measure_to),
         "floor_ms": rig.floor.figures(),
         **_cpu(run, answered + timer_commands, every),
+        "redis_commands": commands_between(
+            run.redis_start, run.redis_end, answered + timer_commands
+        ),
         "memory": _memory(rig.baseline, seated, end, streams, live, breakdown, usage),
         "loadavg": run.loadavg,
     }

@@ -89,6 +89,33 @@ async def redis_memory(redis: Redis) -> dict[str, int]:
     }
 
 
+async def redis_commands(redis: Redis) -> dict[str, dict[str, int]]:
+    """Redis's ``INFO commandstats``: per command, the calls and the microseconds spent in
+    them since the server started (scripts count as ``evalsha``, not their inner calls)."""
+    info = await redis.info("commandstats")
+    return {
+        name.removeprefix("cmdstat_"): {"calls": int(v["calls"]), "usec": int(v["usec"])}
+        for name, v in info.items()
+    }
+
+
+def commands_between(
+    before: dict[str, dict[str, int]], after: dict[str, dict[str, int]], per: float
+) -> dict[str, dict[str, float]]:
+    """The Redis commands run between two :func:`redis_commands` readings, per ``per`` (the
+    moves played meanwhile): calls and microseconds of each, most expensive first."""
+    rows = {}
+    for name, now in after.items():
+        then = before.get(name, {"calls": 0, "usec": 0})
+        calls = now["calls"] - then["calls"]
+        if calls > 0 and per > 0:
+            rows[name] = {
+                "calls": calls / per,
+                "usec": (now["usec"] - then["usec"]) / per,
+            }
+    return dict(sorted(rows.items(), key=lambda item: -item[1]["usec"]))
+
+
 def gateway_rss_kb(cluster: ProcessCluster) -> int:
     """The gateway's ``VmRSS`` (KB; 0 if unknown)."""
     return process_memory_kb(cluster.pids().gateway)["rss_kb"] or 0

@@ -116,6 +116,20 @@ REDIS_SOCKET_TIMEOUT_S = 5.0
 REDIS_CONNECT_TIMEOUT_S = 2.0
 
 
+async def flushed(nc: Any) -> None:
+    """Return once the NATS server has processed every command this client issued before
+    the call (a subscription it must hold before a snapshot is read, a publish).
+
+    One ``flush()`` does not say that with nats-py 2.16: it writes its PING straight to the
+    socket, ahead of the commands still waiting for the client's flusher task, so its PONG
+    can come back before a SUB just made reaches the server (a message published meanwhile
+    is not delivered). By the time that first PONG is read the flusher has written what
+    waited; the PING of a second flush follows it on the connection, and the server answers
+    a connection's commands in order."""
+    await nc.flush()
+    await nc.flush()
+
+
 def redis_tls_options(settings: Settings) -> dict[str, Any]:
     """The TLS options of the Redis pool: with a ``rediss://`` URL the server's certificate is
     verified (hostname included) against ``DOMINOS_REDIS_CA_FILE``, else the system's CAs.

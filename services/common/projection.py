@@ -3,14 +3,15 @@
 ``table_view(state, seat, server_time_ms)`` is what every service sends towards a client;
 it is a mechanical copy of :func:`services.rules.view_for`'s result, so no field can
 carry more than the engine's projection allows. The gateway's view streams send the same
-message as two serialised parts (:func:`public_view_bytes` once per version, from the
-engine's :func:`~services.rules.public_view`; the seat's own part per stream,
-:func:`watch_response_bytes`, from :func:`~services.rules.private_view`).
+message in serialised parts (:class:`ViewParts`, computed once per version by the table
+service: the public part from the engine's :func:`~services.rules.public_view`, each seat's
+own part from :func:`~services.rules.private_view`), joined per stream with the server time
+by :func:`watch_response_from_parts`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from dominos.v1 import game_pb2
 
@@ -326,6 +327,33 @@ def public_view_bytes(state: TableState) -> bytes:
     return bytes(_public_message(public_view(state), state).SerializeToString())
 
 
+def seat_part_bytes(state: TableState, seat: int) -> bytes:
+    """The serialised own part of ``seat``'s ``TableView`` of ``state`` (the
+    :data:`SEAT_FIELDS` from :func:`~services.rules.private_view`), without the server time,
+    which is appended when the view is sent."""
+    return bytes(_private_message(private_view(state, seat), 0).SerializeToString())
+
+
+class ViewParts(NamedTuple):
+    """Every view of one version in serialised parts: the public part, and each seat's own
+    part (index = seat). The table service computes them once per committed version and
+    carries them in the version's ``TableEvent``; a view is ``public + seats[seat]`` and
+    the server time (:func:`view_from_parts`, :func:`watch_response_from_parts`)."""
+
+    public: bytes
+    seats: tuple[bytes, ...]
+
+
+def view_parts(state: TableState) -> ViewParts:
+    """The :class:`ViewParts` of ``state``, for each of its rule set's seats."""
+    return ViewParts(
+        public_view_bytes(state),
+        tuple(seat_part_bytes(state, seat) for seat in range(state.rules.seats)),
+    )
+
+
+#: ``TableView.server_time_ms`` (field 14, varint) as its tag's bytes.
+_SERVER_TIME_TAG = b"\x70"
 #: ``WatchTableResponse.view`` is field 1, length-delimited.
 _VIEW_TAG = b"\x0a"
 
@@ -339,10 +367,23 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def watch_response_bytes(public: bytes, state: TableState, seat: int, server_time_ms: int) -> bytes:
-    """A serialised ``WatchTableResponse`` whose ``view`` is ``seat``'s ``TableView`` of
-    ``state``: ``public`` (:func:`public_view_bytes` of the same state) followed by the seat's
-    own part. Protobuf parses concatenated messages as one merged message, and the two parts
-    share no field, so the bytes parse exactly as ``table_view(state, seat, server_time_ms)``."""
-    own = _private_message(private_view(state, seat), server_time_ms).SerializeToString()
-    return _VIEW_TAG + _varint(len(public) + len(own)) + public + own
+def _view_bytes(public: bytes, own: bytes, server_time_ms: int) -> bytes:
+    """A ``TableView``'s bytes from its parts: protobuf parses concatenated messages as one
+    merged message, and the parts share no field."""
+    return public + own + _SERVER_TIME_TAG + _varint(server_time_ms)
+
+
+def view_from_parts(parts: ViewParts, seat: int, server_time_ms: int) -> game_pb2.TableView:
+    """``seat``'s ``TableView`` from the version's parts: equal to
+    ``table_view(state, seat, server_time_ms)`` of the state they were computed from."""
+    return game_pb2.TableView.FromString(
+        _view_bytes(parts.public, parts.seats[seat], server_time_ms)
+    )
+
+
+def watch_response_from_parts(public: bytes, own: bytes, server_time_ms: int) -> bytes:
+    """A serialised ``WatchTableResponse`` whose ``view`` is a seat's ``TableView``: the
+    version's ``public`` part, the seat's ``own`` part (:class:`ViewParts`) and the server
+    time; the bytes parse exactly as ``table_view(state, seat, server_time_ms)``."""
+    view = _view_bytes(public, own, server_time_ms)
+    return _VIEW_TAG + _varint(len(view)) + view

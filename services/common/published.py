@@ -5,6 +5,9 @@ to gateways (``GetSnapshot``).
   (S6), but never the 128-bit deal seed: with it, anyone reading an event could compute the
   next rounds' hands before they are dealt. The seed lives only in the table service and in
   Redis; :func:`published_state` zeroes it.
+- **Every seat's view in parts** (:class:`services.common.projection.ViewParts`): computed
+  once per version with the one projection function (S6), so a gateway streams them as they
+  are.
 - **The seat holders**: per seat, a one-way value of the token that holds it
   (:func:`services.common.credentials.holder_tag`), or zeros for a seat nobody holds. A
   gateway binds each view stream to its token's value and ends the stream when the value of
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from dominos.v1 import events_pb2
 
 from services.common import credentials
+from services.common.projection import ViewParts
 from services.rules import Phase, TableState, encode_state_unseeded
 from services.rules.state import HOST_SEAT, SEATS
 
@@ -62,15 +66,19 @@ def table_event(
     state: TableState,
     digest_of: Callable[[int], bytes | None],
     committed_at_ms: int,
+    views: ViewParts,
     published: bytes | None = None,
 ) -> events_pb2.TableEvent:
-    """The bus event of a committed version (see the module docstring); ``published`` is
-    :func:`published_state` of ``state`` when the caller has it already."""
+    """The bus event of a committed version (see the module docstring); ``views`` are the
+    :func:`~services.common.projection.view_parts` of ``state``, ``published`` its
+    :func:`published_state` when the caller has it already."""
     return events_pb2.TableEvent(
         table_id=state.table_id,
         version=state.version,
         state=published_state(state) if published is None else published,
         seat_holders=seat_holders(state, digest_of),
+        public_view=views.public,
+        seat_views=views.seats,
         committed_at_ms=committed_at_ms,
         deadline_kind=deadline_kind(state),  # type: ignore[arg-type]
         deadline_ms=state.deadline_ms,

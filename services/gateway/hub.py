@@ -1,7 +1,9 @@
 """Fan-out of table versions to the view streams of one gateway process.
 
 One NATS subscription per table per process (``dominos.v1.table.<id>``), shared by every
-local stream of that table. Each event's state is decoded once and shared; each stream
+local stream of that table. Each event's state is decoded once and shared, and so are the
+views it carries in parts (computed once by the table service; a snapshot's are computed
+here, once per version); each stream
 queues at most 16 unsent versions, so a slow client skips to newer versions instead of making
 the gateway buffer without bound: views are complete snapshots. A stream never receives a
 version twice or an older version after a newer one.
@@ -29,8 +31,9 @@ from typing import Any, NamedTuple
 from dominos.v1 import events_pb2
 
 from services.common.bus import table_subject
+from services.common.connections import flushed
 from services.common.logging import get_logger
-from services.common.projection import public_view_bytes
+from services.common.projection import ViewParts, view_parts
 from services.rules import TableState, decode_state
 
 log = get_logger(__name__)
@@ -40,16 +43,16 @@ class Version(NamedTuple):
     """One version of a table as a gateway holds it: the state (without its seed), who
     holds each seat (``TableEvent.seat_holders``) and, for a version that came as an event,
     when it was committed (``TableEvent.committed_at_ms``) and when it arrived here
-    (``time.monotonic()``), for the fan-out metrics (0 for a snapshot read); and the public
-    part of its views, serialised once."""
+    (``time.monotonic()``), for the fan-out metrics (0 for a snapshot read); and its views
+    in serialised parts, shared by every stream of the table."""
 
     state: TableState
     holders: bytes
     committed_at_ms: int = 0
     received: float = 0.0
-    #: The serialised public part of every seat's view of it (set by :meth:`Hub.publish`:
-    #: once per version, shared by every stream of the table).
-    public: bytes = b""
+    #: Every seat's view of it in parts (the event's; :meth:`Hub.publish` computes those of
+    #: a version that came without, once).
+    views: ViewParts | None = None
 
     @property
     def version(self) -> int:
@@ -188,7 +191,7 @@ class Hub:
                 )
                 # The server has the subscription once it answers a ping sent after it: any
                 # version committed after the snapshot below reaches the feed.
-                await self.nc.flush()
+                await flushed(self.nc)
             feed.watchers.add(watcher)
             current = feed.current
         if current is None:
@@ -239,13 +242,18 @@ class Hub:
         return on_message
 
     def _accept(self, feed: _Feed, event: Any) -> None:
-        """Stream an event that follows the feed's version."""
+        """Stream an event that follows the feed's version, with the views it carries (one
+        part per seat of its rule set; otherwise they are computed from its state)."""
         state = decode_state(event.state)
         if state.version != event.version or state.table_id != feed.table_id:
             self._reject(feed, "malformed", claimed=event.version)
             return
+        views = None
+        if event.public_view and len(event.seat_views) == state.rules.seats:
+            views = ViewParts(event.public_view, tuple(event.seat_views))
         self.publish(
-            feed, Version(state, event.seat_holders, event.committed_at_ms, time.monotonic())
+            feed,
+            Version(state, event.seat_holders, event.committed_at_ms, time.monotonic(), views),
         )
 
     def _release_held(self, feed: _Feed) -> None:
@@ -266,8 +274,8 @@ class Hub:
         if version.version <= feed.version:
             return
         feed.version = version.version
-        if not version.public:
-            version = version._replace(public=public_view_bytes(version.state))
+        if version.views is None:
+            version = version._replace(views=view_parts(version.state))
         feed.current = version
         feed.updated_at = asyncio.get_running_loop().time()
         for watcher in feed.watchers:

@@ -70,7 +70,7 @@ def public_server_options(settings: Settings) -> tuple[tuple[str, int], ...]:
 
 def _serialize(reply: Any) -> bytes:
     """A reply on the wire: bytes as they are (the view streams' views, serialised in two
-    parts by ``services.common.projection.watch_response_bytes``), a message serialised."""
+    parts by ``services.common.projection.watch_response_from_parts``), a message serialised."""
     if isinstance(reply, bytes):
         return reply
     return bytes(reply.SerializeToString())

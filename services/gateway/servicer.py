@@ -47,7 +47,7 @@ from services.common.log_sampling import LogSampler
 from services.common.logging import bound_context, get_logger
 from services.common.metrics import package_version
 from services.common.peers import client_address
-from services.common.projection import watch_response_bytes
+from services.common.projection import watch_response_from_parts
 from services.common.service_errors import DETAILS_KEY, Limit, Reason, ServiceError, abort
 from services.gateway import metrics
 from services.gateway.admission import Admission, replaced
@@ -462,11 +462,14 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                     continue  # older than the token check: a feed catching up
                 metrics.STREAMS_REVOKED.inc()
                 return _seat_freed()
-            # No view is kept between versions: an idle stream holds no message. The public
-            # part was serialised once for every stream of the table (Hub.publish, which
-            # every offered version went through); the seat's own part is appended (the
-            # bytes parse as table_view(state, seat, now)).
-            await context.write(watch_response_bytes(version.public, state, seat, self.now_ms()))
+            # No view is kept between versions: an idle stream holds no message. The views
+            # came in parts, computed once for every stream of the table (by the table
+            # service, or Hub.publish for a snapshot): the public part, the seat's own, the
+            # time (the bytes parse as table_view(state, seat, now)).
+            views = version.views
+            assert views is not None  # every offered version went through Hub.publish
+            own = views.seats[seat]
+            await context.write(watch_response_from_parts(views.public, own, self.now_ms()))
             _observe_fanout(version, watcher.waiting)
             if state.phase in _DONE:
                 return None

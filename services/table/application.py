@@ -26,7 +26,7 @@ from dominos.v1 import game_pb2, gateway_pb2
 from services.common import credentials, requests
 from services.common.commands import CREATE_TABLE, JOIN_TABLE, spec_of
 from services.common.logging import get_logger
-from services.common.projection import table_view
+from services.common.projection import table_view, view_parts
 from services.common.published import is_held, published_state, seat_holders, table_event
 from services.common.schema import (
     JOIN_REQUESTS_KEPT,
@@ -72,6 +72,7 @@ from services.rules.options import NO_OPTIONS
 from services.rules.robot_seats import robot_plays
 from services.table import metrics
 from services.table.command_log import decode_log, encode_entry
+from services.table.fresh_views import FreshViews
 from services.table.limits import Budget, Limiter, Spent
 from services.table.publisher import EventPublisher
 from services.table.record_cache import RecordCache
@@ -252,6 +253,8 @@ class TableApp:
         #: The last record of each table this replica wrote (issue 22): commands start from
         #: it, the commit's compare-and-set catches a stale one.
         self.cache = RecordCache() if cache is None else cache
+        #: The views of the versions just committed here, for the commands' answers.
+        self.fresh_views = FreshViews()
         self.publisher = publisher
         self.robot_turns = robot_turns
         self.policy = policy
@@ -333,7 +336,7 @@ class TableApp:
             invitation_code=code,
             seat=0,
             seat_token=token,
-            view=table_view(transition.state, 0, now),
+            view=self.fresh_views.view(transition.state, 0, now),
         )
 
     async def join_table(
@@ -414,7 +417,7 @@ class TableApp:
         )
         if not spec.answers_view:
             return spec.response(version=acted.state.version)
-        return spec.response(view=table_view(acted.state, acted.seat, self.now_ms()))
+        return spec.response(view=self.fresh_views.view(acted.state, acted.seat, self.now_ms()))
 
     async def robot_view(self, table_id: str, seat: int) -> game_pb2.TableView:
         """The view of ``seat`` for the robot playing it now (issue 20): the same projection
@@ -440,7 +443,7 @@ class TableApp:
             request=RequestId.of(rid, request),
             expected_version=request.expected_version,
         )
-        return table_view(acted.state, acted.seat, self.now_ms())
+        return self.fresh_views.view(acted.state, acted.seat, self.now_ms())
 
     async def set_presence(self, table_id: str, token: str, connected: bool) -> int:
         """Record that the seat's client connected or dropped (S3, S4, D3); the version after."""
@@ -685,8 +688,9 @@ class TableApp:
         """
         state = write.transition.state
         stored, published = encode_state_unseeded(state)
+        views = view_parts(state)  # every seat's view, once: the event's and the answer's
         event = table_event(
-            state, lambda seat: digest_of(record, write.changes, seat), now, published
+            state, lambda seat: digest_of(record, write.changes, seat), now, views, published
         )
         ttl = (
             self.policy.lobby_ttl_ms
@@ -710,6 +714,7 @@ class TableApp:
         if pending is None:
             return False
         self.cache.put(commit.record())
+        self.fresh_views.remember(state, views)
         if self.on_applied is not None:
             self.on_applied(write.command, write.transition)
         if self.publisher is not None:
@@ -763,7 +768,7 @@ class TableApp:
             table_id=state.table_id,
             seat=seat,
             seat_token=token,
-            view=table_view(state, seat, self.now_ms()),
+            view=self.fresh_views.view(state, seat, self.now_ms()),
         )
 
     async def _repeat_create(

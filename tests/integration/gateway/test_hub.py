@@ -13,6 +13,7 @@ import pytest
 from dominos.v1 import events_pb2
 
 from services.common.bus import table_subject
+from services.common.connections import flushed
 from services.gateway.hub import Hub, Version
 from services.rules import Join, TableState, apply, encode_state
 from testing.waiting import wait_for
@@ -59,7 +60,7 @@ async def publish(nc: Any, state: TableState, *, version: int = 0, raw: bytes = 
         seat_holders=HOLDERS,
     )
     await nc.publish(table_subject(state.table_id), event.SerializeToString())
-    await nc.flush()
+    await flushed(nc)
 
 
 class Snapshots:
@@ -166,7 +167,7 @@ async def test_a_malformed_event_is_counted_and_dropped(gateway_nc: Any, nats_cl
     _, rejected, watcher = await _watching(gateway_nc, state)
     await publish(nats_client, state, version=state.version + 1, raw=b"\xff garbage")
     await nats_client.publish(table_subject(BUSY), b"\x08\x01 not a table event")
-    await nats_client.flush()  # not left in the client's buffer until its flusher runs
+    await flushed(nats_client)  # not left in the client's buffer until its flusher runs
     await wait_for(lambda: len(rejected) == 2, timeout=5)
     assert set(rejected) == {"malformed"}
     newer = apply(state, Join("Late"), NOW).state

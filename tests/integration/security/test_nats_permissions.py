@@ -39,7 +39,7 @@ from services.common.bus import (
 )
 from services.common.cluster_auth.nats import TlsFiles
 from services.common.cluster_auth.secrets import ClusterSecrets
-from services.common.connections import connect_nats, nats_tls_context
+from services.common.connections import connect_nats, flushed, nats_tls_context
 from services.common.settings import Settings
 from services.table.timer_consumer import TimerConsumer
 from testing.certificates import Certificates, make_certificates
@@ -91,7 +91,7 @@ async def collect(nc: NatsClient, subject: str) -> list[bytes]:
         received.append(msg.data)
 
     await nc.subscribe(subject, cb=on_message)
-    await nc.flush()
+    await flushed(nc)
     return received
 
 
@@ -138,12 +138,12 @@ async def test_only_the_owning_service_publishes_its_subject(
     received = await collect(nats_client, subject)  # admin: sees everything
     forger = await connect_as(nats_connect, intruder)
     await forger.nc.publish(subject, b"forged")
-    await forger.nc.flush()
+    await flushed(forger.nc)
     await forger.violated("publish", subject)
     assert forger.nc.is_connected  # refused, not disconnected
     genuine = await connect_as(nats_connect, owner)
     await genuine.nc.publish(subject, b"genuine")
-    await genuine.nc.flush()
+    await flushed(genuine.nc)
     await wait_for(lambda: received, timeout=5)
     assert received == [b"genuine"]
     assert genuine.violations() == []
@@ -154,7 +154,7 @@ async def test_a_gateway_cannot_listen_beyond_the_table_events(nats_connect: Con
     # Expiries, other clients' replies (JetStream answers, deliveries), the JetStream API.
     for subject in (TIMER_SUBJECT, "_INBOX.>", "$JS.API.>", "$JS.ACK.>", ">"):
         await gateway.nc.subscribe(subject)
-        await gateway.nc.flush()
+        await flushed(gateway.nc)
         await gateway.violated("subscription", subject)
 
 
@@ -165,7 +165,7 @@ async def test_the_timer_service_cannot_listen_to_any_table_event(nats_connect: 
     timer = await connect_as(nats_connect, "timer")
     for subject in (table_subject(TABLE_ID), TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT, ">"):
         await timer.nc.subscribe(subject)
-        await timer.nc.flush()
+        await flushed(timer.nc)
         await timer.violated("subscription", subject)
 
 
@@ -180,7 +180,7 @@ async def test_the_bots_service_cannot_listen_to_any_table_event_issue_20(
     bots = await connect_as(nats_connect, "bots")
     for subject in (table_subject(TABLE_ID), TABLE_SUBJECT_PREFIX + ">", TIMER_SUBJECT, ">"):
         await bots.nc.subscribe(subject)
-        await bots.nc.flush()
+        await flushed(bots.nc)
         await bots.violated("subscription", subject)
 
 

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from nats.aio.client import Client as NatsClient
 from nats.js.api import StorageType
 
+from services.common.connections import flushed
 from testing.servers import NatsServer, RedisServer, ServerError, free_port
 
 
@@ -195,7 +196,7 @@ async def test_nats_client_fixture_starts_without_streams(
     assert await js.streams_info() == []
     await js.add_stream(name=f"LEFTOVER{run}", subjects=[f"leftover.{run}"])
     await nats_client.publish(f"leftover.{run}", b"x")
-    await nats_client.flush()
+    await flushed(nats_client)
     assert nats_client.is_connected
 
 

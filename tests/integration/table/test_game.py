@@ -8,6 +8,7 @@ from typing import Any
 from dominos.v1 import events_pb2, game_pb2
 
 from services.common.bus import TABLE_SUBJECT_PREFIX
+from services.common.connections import flushed
 from services.rules import Phase, decode_state, replay
 from services.table.command_log import decode_log
 from services.table.store import TableStore
@@ -25,7 +26,7 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
         received.append(events_pb2.TableEvent.FromString(msg.data))
 
     await nats_client.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=on_event)
-    await nats_client.flush()
+    await flushed(nats_client)
     seats = await client.full_table(target=100)
     table_id = seats[0].table_id
     view = await client.start(seats[0])
@@ -70,7 +71,7 @@ async def test_every_event_carries_the_running_clock(client: TableClient, nats_c
         received.append(events_pb2.TableEvent.FromString(msg.data))
 
     sub = await nats_client.subscribe(TABLE_SUBJECT_PREFIX + ">", cb=on_event)
-    await nats_client.flush()
+    await flushed(nats_client)
     seats = await client.full_table()
     view = await client.start(seats[0])
     await wait_for(lambda: any(e.version == view.version for e in received), timeout=5)

@@ -13,6 +13,7 @@ from dominos.v1 import events_pb2
 
 from services.common.bus import CLOCK_SUBJECT
 from services.common.clock_hints import hint_horizon_ms
+from services.common.connections import flushed
 from services.rules import Expire, Phase
 from testing.waiting import wait_for
 
@@ -28,7 +29,7 @@ async def _announced(nats_client: Any) -> list[events_pb2.TableClock]:
         clocks.append(events_pb2.TableClock.FromString(msg.data))
 
     await nats_client.subscribe(CLOCK_SUBJECT, cb=on_clock)
-    await nats_client.flush()
+    await flushed(nats_client)
     return clocks
 
 

@@ -16,7 +16,9 @@ from services.common.projection import (
     public_view_bytes,
     table_view,
     tile_message,
-    watch_response_bytes,
+    view_from_parts,
+    view_parts,
+    watch_response_from_parts,
 )
 from services.rules import (
     NOBODY,
@@ -795,18 +797,42 @@ def _all_states() -> list[TableState]:
 
 
 def test_s6_the_stream_bytes_of_a_seat_parse_as_its_table_view_everywhere() -> None:
-    """The gateway sends the public part (once per version) followed by the seat's own part:
-    the bytes parse exactly as ``table_view`` of that seat, in every phase, preset and option
-    set, for every seat."""
+    """The views of a version travel in parts (the public part, each seat's own part); a
+    stream sends the public part, the seat's part and the time: the bytes parse exactly as
+    ``table_view`` of that seat, and so does the answer joined from the same parts, in every
+    phase, preset and option set, for every seat."""
     checked = 0
     for state in _all_states():
-        public = public_view_bytes(state)
+        parts = view_parts(state)
+        assert parts.public == public_view_bytes(state)
+        assert len(parts.seats) == state.rules.seats
         for seat in range(state.rules.seats):
-            sent = watch_response_bytes(public, state, seat, SERVER_TIME)
-            expected = gateway_pb2.WatchTableResponse(view=table_view(state, seat, SERVER_TIME))
-            assert gateway_pb2.WatchTableResponse.FromString(sent) == expected
+            expected = table_view(state, seat, SERVER_TIME)
+            sent = watch_response_from_parts(parts.public, parts.seats[seat], SERVER_TIME)
+            assert gateway_pb2.WatchTableResponse.FromString(sent).view == expected
+            assert view_from_parts(parts, seat, SERVER_TIME) == expected
             checked += 1
     assert checked > 5_000
+
+
+def test_s6_a_seats_own_part_holds_only_seat_fields() -> None:
+    """What is sent to one seat only carries the seat fields (and no server time: the
+    sender appends it), and no tile of another seat's hand."""
+    for state in _all_states()[::5]:
+        for seat in range(state.rules.seats):
+            own = game_pb2.TableView.FromString(view_parts(state).seats[seat])
+            present = {field.name for field, _ in own.ListFields()}
+            assert present <= set(SEAT_FIELDS) - {"server_time_ms"}
+            rnd = state.round
+            if rnd is not None:
+                mine = {(t.low, t.high) for t in own.hand}
+                others = {
+                    halves(tile)
+                    for other in range(state.rules.seats)
+                    if other != seat
+                    for tile in tiles_in(rnd.hands[other])
+                }
+                assert not mine & others
 
 
 def test_s6_the_public_part_holds_no_seats_own_field_and_no_hand() -> None:
