@@ -17,6 +17,8 @@ from dominos.v1 import game_pb2
 
 from services.rules import (
     NOBODY,
+    PlacedTile,
+    Play,
     RoundResult,
     RuleSet,
     SeatPrivate,
@@ -225,23 +227,71 @@ def _copy_options(message: game_pb2.TableView, view: SeatView, state: TableState
                 message.vote.waiting.append(seat)
 
 
-def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
-    """The laid tiles: the chain (the long line), the spinner's short sides and index, and
-    every open end with its number."""
-    for placed in view.chain:
-        message.chain.add(left=placed.left, right=placed.right, seat=placed.seat)
-    for arm, placed_tiles in ((message.up_arm, view.up_arm), (message.down_arm, view.down_arm)):
-        for placed in placed_tiles:
-            arm.add(left=placed.left, right=placed.right, seat=placed.seat)
+#: The fields of a ``TableView`` that list laid tiles, in the order they are copied.
+_LAID_FIELDS = ("chain", "up_arm", "down_arm")
+#: Entries of the repeated fields of a ``TableView`` that lists tiles, each serialised once
+#: as a ``TableView`` holding it alone, filled as met: a laid tile ``(field, tile)``, a tile
+#: of a hand ``("hand", tile)``, a legal move ``("legal_moves", tile, end, points)``. A
+#: repeated field's entries appended to a message's bytes parse as its elements, in order.
+_ENTRY_BYTES: dict[tuple[Any, ...], bytes] = {}
+
+
+def _laid_bytes(field: str, placed: PlacedTile) -> bytes:
+    key = (field, placed)
+    found = _ENTRY_BYTES.get(key)
+    if found is None:
+        message = game_pb2.TableView()
+        getattr(message, field).add(left=placed.left, right=placed.right, seat=placed.seat)
+        found = _ENTRY_BYTES[key] = message.SerializeToString()
+    return found
+
+
+def _hand_bytes(tile: int) -> bytes:
+    key = ("hand", tile)
+    found = _ENTRY_BYTES.get(key)
+    if found is None:
+        message = game_pb2.TableView(hand=[tile_message(tile)])
+        found = _ENTRY_BYTES[key] = message.SerializeToString()
+    return found
+
+
+def _move_bytes(move: Play, points: int) -> bytes:
+    key = ("legal_moves", move.tile, move.end, points)
+    found = _ENTRY_BYTES.get(key)
+    if found is None:
+        message = game_pb2.TableView()
+        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
+        found = _ENTRY_BYTES[key] = message.SerializeToString()
+    return found
+
+
+def _laid_tiles_bytes(view: SeatView) -> bytes:
+    """The laid tiles of ``view`` (the chain, the spinner's short sides), serialised: the
+    bytes of each tile's field entry are made once and kept, and a repeated field's
+    entries appended to a message's bytes parse as its elements, in order."""
+    return b"".join(
+        _laid_bytes(field, placed)
+        for field, placed_tiles in zip(
+            _LAID_FIELDS, (view.chain, view.up_arm, view.down_arm), strict=True
+        )
+        for placed in placed_tiles
+    )
+
+
+def _copy_layout(message: game_pb2.TableView, view: SeatView, *, tiles: bool = True) -> None:
+    """The laid tiles (the chain, the spinner's short sides; left out without ``tiles``),
+    the spinner's index, and every open end with its number."""
+    if tiles:
+        message.MergeFromString(_laid_tiles_bytes(view))
     if view.spinner_index != NOBODY:
         message.spinner_index = view.spinner_index
     for end, number in view.open_ends:
         message.open_ends.add(end=_enum(end), number=number)
 
 
-def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
+def _public_message(view: SeatView, state: TableState, *, tiles: bool = True) -> game_pb2.TableView:
     """Every field of a ``TableView`` that is the same for every seat (none of
-    :data:`SEAT_FIELDS`)."""
+    :data:`SEAT_FIELDS`); without ``tiles``, all but the laid tiles."""
     teams = view.rules.teams
     message = game_pb2.TableView(
         table_id=view.table_id,
@@ -279,7 +329,7 @@ def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
             stand_in_until_ms=public.stand_in_until_ms,
             drawn=public.drawn,
         )
-    _copy_layout(message, view)
+    _copy_layout(message, view, tiles=tiles)
     if view.turn_seat != NOBODY:
         message.turn_seat = view.turn_seat
     if view.left_end != NOBODY:
@@ -323,15 +373,28 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
 def public_view_bytes(state: TableState) -> bytes:
     """The serialised public part of every seat's ``TableView`` of ``state`` (from
     :func:`~services.rules.public_view`: no hand, no legal move): computed once per version,
-    shared by the streams of every seat."""
-    return bytes(_public_message(public_view(state), state).SerializeToString())
+    shared by the streams of every seat. The laid tiles' bytes are appended (kept per
+    tile): they parse as the message's chain and arms."""
+    view = public_view(state)
+    message = _public_message(view, state, tiles=False)
+    return bytes(message.SerializeToString()) + _laid_tiles_bytes(view)
 
 
 def seat_part_bytes(state: TableState, seat: int) -> bytes:
     """The serialised own part of ``seat``'s ``TableView`` of ``state`` (the
     :data:`SEAT_FIELDS` from :func:`~services.rules.private_view`), without the server time,
-    which is appended when the view is sent."""
-    return bytes(_private_message(private_view(state, seat), 0).SerializeToString())
+    which is appended when the view is sent. The hand's and the legal moves' entries are
+    serialised once each and kept (:data:`_ENTRY_BYTES`)."""
+    private = private_view(state, seat)
+    head = game_pb2.TableView(
+        your_seat=private.your_seat, can_pass=private.can_pass, can_draw=private.can_draw
+    ).SerializeToString()
+    hand = b"".join(_hand_bytes(tile) for tile in private.hand)
+    moves = b"".join(
+        _move_bytes(move, points)
+        for move, points in zip(private.legal_moves, private.move_points, strict=True)
+    )
+    return bytes(head) + hand + moves
 
 
 class ViewParts(NamedTuple):

@@ -34,9 +34,10 @@ log = get_logger(__name__)
 
 #: How long acknowledged events wait before their outboxes are cleared, so that the clearings
 #: of every table acknowledged meanwhile share one Redis round trip (an uncleared event costs
-#: nothing but a duplicate re-publish by the relay, which NATS drops). 50 ms: at 200 moves a
-#: second one round trip clears ten tables, far inside the relay's 1 s grace (issue 22).
-CLEAR_DELAY_S: Final = 0.05
+#: nothing but a duplicate re-publish by the relay, which NATS drops). 200 ms: five round
+#: trips a second whatever the load (at 200 moves a second each clears forty tables), well
+#: inside the relay's 1 s grace (issue 22).
+CLEAR_DELAY_S: Final = 0.2
 #: Tables whose last acknowledged version a publisher remembers (most recent first).
 ACKED_REMEMBERED: Final = 65_536
 
