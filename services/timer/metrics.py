@@ -21,7 +21,8 @@ CLAIMED_BY_OTHER = Counter(
 )
 MOVED_ON = Counter(
     "dominos_timer_moved_on_total",
-    "Due deadlines dropped because their table had moved on before firing.",
+    "Due deadlines dropped because their table had moved on: before firing, or at the "
+    "check one retry interval after firing (the usual end of a fired deadline).",
 )
 OVERDUE = Gauge(
     "dominos_timer_overdue_deadlines",

@@ -104,6 +104,7 @@ async def test_a_clock_ending_after_the_horizon_is_swept_ahead_of_time_and_fires
     assert not announced & {step.before.turn_number for step in turns}
     # ... ahead of time (scheduled to the millisecond), not when it came upon it after the
     # end: a sweep that only fired what was due would be late by up to its 1 s period.
-    late = [step.at_ms - step.before.deadline_ms for step in turns]
-    assert min(late) >= 0
-    assert max(late) < 250, late
+    late = sorted(step.at_ms - step.before.deadline_ms for step in turns)
+    assert late[0] >= 0
+    assert late[len(late) // 2] < 150, late  # uniform over 0..1000 ms: this 1 time in 80
+    assert late[-1] < 600, late
