@@ -3,10 +3,10 @@
 One NATS subscription per table per process (``dominos.v1.table.<id>``), shared by every
 local stream of that table. Each event's state is decoded once and shared, and so are the
 views it carries in parts (computed once by the table service; a snapshot's are computed
-here, once per version); each stream
-queues at most 16 unsent versions, so a slow client skips to newer versions instead of making
-the gateway buffer without bound: views are complete snapshots. A stream never receives a
-version twice or an older version after a newer one.
+here, once per version). Each stream queues at most 16 unsent versions, so a slow client
+skips to newer versions instead of making the gateway buffer without bound: views are
+complete snapshots. A stream never receives a version twice or an older version after a
+newer one.
 
 The hub trusts the bus only for the next version. An event whose version does not follow the
 one the feed holds (a gap after a lost message, a jump, or a forgery) is not streamed: the
