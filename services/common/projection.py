@@ -17,16 +17,12 @@ from dominos.v1 import game_pb2
 
 from services.rules import (
     NOBODY,
-    PlacedTile,
-    Play,
     RoundResult,
     RuleSet,
-    SeatPrivate,
     SeatView,
     TableState,
     private_view,
     public_view,
-    view_for,
 )
 from services.rules.events import (
     Drew,
@@ -229,39 +225,34 @@ def _copy_options(message: game_pb2.TableView, view: SeatView, state: TableState
 
 #: The fields of a ``TableView`` that list laid tiles, in the order they are copied.
 _LAID_FIELDS = ("chain", "up_arm", "down_arm")
-#: Entries of the repeated fields of a ``TableView`` that lists tiles, each serialised once
-#: as a ``TableView`` holding it alone, filled as met: a laid tile ``(field, tile)``, a tile
-#: of a hand ``("hand", tile)``, a legal move ``("legal_moves", tile, end, points)``. A
-#: repeated field's entries appended to a message's bytes parse as its elements, in order.
+#: Entries of the repeated fields of a ``TableView`` that list tiles, each serialised once
+#: as a ``TableView`` holding it alone, filled as met: a laid tile ``(field, tile)`` of one
+#: of :data:`_LAID_FIELDS`, a tile of a hand ``("hand", tile)``, a legal move
+#: ``("legal_moves", tile, end, points)``. A repeated field's entries appended to a
+#: message's bytes parse as its elements, in order.
 _ENTRY_BYTES: dict[tuple[Any, ...], bytes] = {}
 
 
-def _laid_bytes(field: str, placed: PlacedTile) -> bytes:
-    key = (field, placed)
-    found = _ENTRY_BYTES.get(key)
-    if found is None:
-        message = game_pb2.TableView()
+def _entry_message(key: tuple[Any, ...]) -> game_pb2.TableView:
+    """A ``TableView`` holding only the entry :data:`_ENTRY_BYTES` names by ``key``."""
+    message = game_pb2.TableView()
+    field = key[0]
+    if field == "hand":
+        message.hand.append(tile_message(key[1]))
+    elif field == "legal_moves":
+        _, tile, end, points = key
+        message.legal_moves.add(tile=tile_message(tile), end=_enum(end), points=points)
+    else:
+        placed = key[1]
         getattr(message, field).add(left=placed.left, right=placed.right, seat=placed.seat)
-        found = _ENTRY_BYTES[key] = message.SerializeToString()
-    return found
+    return message
 
 
-def _hand_bytes(tile: int) -> bytes:
-    key = ("hand", tile)
+def _entry_bytes(key: tuple[Any, ...]) -> bytes:
+    """The serialised entry named by ``key`` (see :data:`_ENTRY_BYTES`), made once."""
     found = _ENTRY_BYTES.get(key)
     if found is None:
-        message = game_pb2.TableView(hand=[tile_message(tile)])
-        found = _ENTRY_BYTES[key] = message.SerializeToString()
-    return found
-
-
-def _move_bytes(move: Play, points: int) -> bytes:
-    key = ("legal_moves", move.tile, move.end, points)
-    found = _ENTRY_BYTES.get(key)
-    if found is None:
-        message = game_pb2.TableView()
-        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
-        found = _ENTRY_BYTES[key] = message.SerializeToString()
+        found = _ENTRY_BYTES[key] = _entry_message(key).SerializeToString()
     return found
 
 
@@ -270,7 +261,7 @@ def _laid_tiles_bytes(view: SeatView) -> bytes:
     bytes of each tile's field entry are made once and kept, and a repeated field's
     entries appended to a message's bytes parse as its elements, in order."""
     return b"".join(
-        _laid_bytes(field, placed)
+        _entry_bytes((field, placed))
         for field, placed_tiles in zip(
             _LAID_FIELDS, (view.chain, view.up_arm, view.down_arm), strict=True
         )
@@ -278,20 +269,18 @@ def _laid_tiles_bytes(view: SeatView) -> bytes:
     )
 
 
-def _copy_layout(message: game_pb2.TableView, view: SeatView, *, tiles: bool = True) -> None:
-    """The laid tiles (the chain, the spinner's short sides; left out without ``tiles``),
-    the spinner's index, and every open end with its number."""
-    if tiles:
-        message.MergeFromString(_laid_tiles_bytes(view))
+def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
+    """The spinner's index and every open end with its number (the laid tiles themselves
+    are appended as bytes: :func:`_laid_tiles_bytes`)."""
     if view.spinner_index != NOBODY:
         message.spinner_index = view.spinner_index
     for end, number in view.open_ends:
         message.open_ends.add(end=_enum(end), number=number)
 
 
-def _public_message(view: SeatView, state: TableState, *, tiles: bool = True) -> game_pb2.TableView:
+def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
     """Every field of a ``TableView`` that is the same for every seat (none of
-    :data:`SEAT_FIELDS`); without ``tiles``, all but the laid tiles."""
+    :data:`SEAT_FIELDS`) but the laid tiles, which :func:`public_view_bytes` appends."""
     teams = view.rules.teams
     message = game_pb2.TableView(
         table_id=view.table_id,
@@ -329,7 +318,7 @@ def _public_message(view: SeatView, state: TableState, *, tiles: bool = True) ->
             stand_in_until_ms=public.stand_in_until_ms,
             drawn=public.drawn,
         )
-    _copy_layout(message, view, tiles=tiles)
+    _copy_layout(message, view)
     if view.turn_seat != NOBODY:
         message.turn_seat = view.turn_seat
     if view.left_end != NOBODY:
@@ -347,27 +336,14 @@ def _public_message(view: SeatView, state: TableState, *, tiles: bool = True) ->
 SEAT_FIELDS = ("your_seat", "can_pass", "can_draw", "hand", "legal_moves", "server_time_ms")
 
 
-def _private_message(private: SeatPrivate | SeatView, server_time_ms: int) -> game_pb2.TableView:
-    """The :data:`SEAT_FIELDS` of a seat's ``TableView``."""
-    message = game_pb2.TableView(
-        your_seat=private.your_seat,
-        can_pass=private.can_pass,
-        can_draw=private.can_draw,
-        server_time_ms=server_time_ms,
-    )
-    message.hand.extend(tile_message(tile) for tile in private.hand)
-    for move, points in zip(private.legal_moves, private.move_points, strict=True):
-        message.legal_moves.add(tile=tile_message(move.tile), end=_enum(move.end), points=points)
-    return message
-
-
 def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
     """The contract's ``TableView`` of ``state`` for ``seat`` at the server time given: the
-    engine's projection (:func:`~services.rules.view_for`), copied field by field."""
-    view = view_for(state, seat)
-    message = _public_message(view, state)
-    message.MergeFrom(_private_message(view, server_time_ms))
-    return message
+    engine's projection (:func:`~services.rules.view_for`, the public view with the seat's
+    private view in it), copied field by field: the public part and the seat's own part
+    joined with the time, as every stream sends them."""
+    return game_pb2.TableView.FromString(
+        _view_bytes(public_view_bytes(state), seat_part_bytes(state, seat), server_time_ms)
+    )
 
 
 def public_view_bytes(state: TableState) -> bytes:
@@ -376,8 +352,7 @@ def public_view_bytes(state: TableState) -> bytes:
     shared by the streams of every seat. The laid tiles' bytes are appended (kept per
     tile): they parse as the message's chain and arms."""
     view = public_view(state)
-    message = _public_message(view, state, tiles=False)
-    return bytes(message.SerializeToString()) + _laid_tiles_bytes(view)
+    return bytes(_public_message(view, state).SerializeToString()) + _laid_tiles_bytes(view)
 
 
 def seat_part_bytes(state: TableState, seat: int) -> bytes:
@@ -389,9 +364,9 @@ def seat_part_bytes(state: TableState, seat: int) -> bytes:
     head = game_pb2.TableView(
         your_seat=private.your_seat, can_pass=private.can_pass, can_draw=private.can_draw
     ).SerializeToString()
-    hand = b"".join(_hand_bytes(tile) for tile in private.hand)
+    hand = b"".join(_entry_bytes(("hand", tile)) for tile in private.hand)
     moves = b"".join(
-        _move_bytes(move, points)
+        _entry_bytes(("legal_moves", move.tile, move.end, points))
         for move, points in zip(private.legal_moves, private.move_points, strict=True)
     )
     return bytes(head) + hand + moves
