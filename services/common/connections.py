@@ -22,7 +22,9 @@ import nats
 from nats.aio.client import Client as NatsClient
 from prometheus_client import Counter
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.exceptions import RedisClusterException
 
 from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
 from services.common.grpc_metrics import precreate_client
@@ -143,19 +145,25 @@ def redis_tls_options(settings: Settings) -> dict[str, Any]:
     return {"ssl_cert_reqs": "required", "ssl_ca_certs": settings.redis_ca_file or None}
 
 
-def _timed_pipeline(pipe: Any) -> Any:
-    """``pipe`` whose ``execute`` is timed as one ``PIPELINE`` command."""
-    execute = pipe.execute
+class _TimedExecute:
+    """A pipeline whose ``execute`` is timed as one ``PIPELINE`` command (a subclass, not
+    an ``execute`` attribute set on the pipeline: that closure over the pipeline's own method
+    made a reference cycle of every pipeline, left for the garbage collector)."""
 
-    async def timed_execute(*args: Any, **kwargs: Any) -> Any:
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
         try:
-            return await execute(*args, **kwargs)
+            return await super().execute(*args, **kwargs)  # type: ignore[misc]
         finally:
             REDIS_COMMAND_SECONDS.labels("PIPELINE").observe(time.perf_counter() - started)
 
-    pipe.execute = timed_execute
-    return pipe
+
+class TimedPipeline(_TimedExecute, Pipeline):  # type: ignore[misc]
+    """The pipeline of :class:`TimedRedis`."""
+
+
+class TimedClusterPipeline(_TimedExecute, ClusterPipeline):  # type: ignore[misc]
+    """The pipeline of :class:`TimedRedisCluster`."""
 
 
 class TimedRedis(Redis):
@@ -171,7 +179,7 @@ class TimedRedis(Redis):
             REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Any:
-        return _timed_pipeline(super().pipeline(transaction, shard_hint))
+        return TimedPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
 
 
 class TimedRedisCluster(RedisCluster):
@@ -187,7 +195,9 @@ class TimedRedisCluster(RedisCluster):
             REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
-        return _timed_pipeline(super().pipeline(transaction, shard_hint))
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return TimedClusterPipeline(self, transaction)  # type: ignore[abstract]
 
 
 def connect_redis(settings: Settings) -> Redis:

@@ -83,4 +83,5 @@ def table_event(
         deadline_kind=deadline_kind(state),  # type: ignore[arg-type]
         deadline_ms=state.deadline_ms,
         turn_number=state.turn_number,
+        phase=int(state.phase),  # type: ignore[arg-type]
     )

@@ -1,12 +1,12 @@
 """Fan-out of table versions to the view streams of one gateway process.
 
 One NATS subscription per table per process (``dominos.v1.table.<id>``), shared by every
-local stream of that table. Each event's state is decoded once and shared, and so are the
-views it carries in parts (computed once by the table service; a snapshot's are computed
-here, once per version). Each stream queues at most 16 unsent versions, so a slow client
-skips to newer versions instead of making the gateway buffer without bound: views are
-complete snapshots. A stream never receives a version twice or an older version after a
-newer one.
+local stream of that table. The views an event carries in parts (computed once by the table
+service) are shared by every stream of the table as they are, without decoding the event's
+state; a snapshot's are projected here, once per version. Each stream queues at most 16
+unsent versions, so a slow client skips to newer versions instead of making the gateway
+buffer without bound: views are complete snapshots. A stream never receives a version
+twice or an older version after a newer one.
 
 The hub trusts the bus only for the next version. An event whose version does not follow the
 one the feed holds (a gap after a lost message, a jump, or a forgery) is not streamed: the
@@ -34,30 +34,38 @@ from services.common.bus import table_subject
 from services.common.connections import flushed
 from services.common.logging import get_logger
 from services.common.projection import ViewParts, view_parts
-from services.rules import TableState, decode_state
+from services.rules import Phase, TableState, decode_state
+from services.rules.state import SEATS
 
 log = get_logger(__name__)
 
 
 class Version(NamedTuple):
-    """One version of a table as a gateway holds it: the state (without its seed), who
-    holds each seat (``TableEvent.seat_holders``) and, for a version that came as an event,
-    when it was committed (``TableEvent.committed_at_ms``) and when it arrived here
-    (``time.monotonic()``), for the fan-out metrics (0 for a snapshot read); and its views
-    in serialised parts, shared by every stream of the table."""
+    """One version of a table as a gateway holds it: its number and phase, who holds each
+    seat (``TableEvent.seat_holders``) and, for a version that came as an event, when it was
+    committed (``TableEvent.committed_at_ms``) and when it arrived here (``time.monotonic()``),
+    for the fan-out metrics (0 for a snapshot read); and its views in serialised parts,
+    shared by every stream of the table.
 
-    state: TableState
+    A version that came without its views (a snapshot, an event of an older table service)
+    holds its decoded ``state`` until :meth:`Hub.publish` projects them, once; one that came
+    with them (every event of the table service) is never decoded here.
+    """
+
+    version: int
+    phase: Phase
     holders: bytes
     committed_at_ms: int = 0
     received: float = 0.0
-    #: Every seat's view of it in parts (the event's; :meth:`Hub.publish` computes those of
-    #: a version that came without, once).
     views: ViewParts | None = None
+    state: TableState | None = None
 
-    @property
-    def version(self) -> int:
-        """The table's version."""
-        return self.state.version
+    @classmethod
+    def of_state(
+        cls, state: TableState, holders: bytes, committed_at_ms: int = 0, received: float = 0.0
+    ) -> Version:
+        """A version known by its decoded state (the state without its seed), views to come."""
+        return cls(state.version, state.phase, holders, committed_at_ms, received, None, state)
 
 
 SnapshotReader = Callable[[str], Awaitable[Version | None]]
@@ -242,19 +250,26 @@ class Hub:
         return on_message
 
     def _accept(self, feed: _Feed, event: Any) -> None:
-        """Stream an event that follows the feed's version, with the views it carries (one
-        part per seat of its rule set; otherwise they are computed from its state)."""
-        state = decode_state(event.state)
-        if state.version != event.version or state.table_id != feed.table_id:
-            self._reject(feed, "malformed", claimed=event.version)
-            return
-        views = None
-        if event.public_view and len(event.seat_views) == state.rules.seats:
-            views = ViewParts(event.public_view, tuple(event.seat_views))
-        self.publish(
-            feed,
-            Version(state, event.seat_holders, event.committed_at_ms, time.monotonic(), views),
-        )
+        """Stream an event that follows the feed's version: with the views and phase it
+        carries (one view part per seat of its rule set) as they are, else from its state."""
+        if event.public_view and event.phase and 2 <= len(event.seat_views) <= SEATS:
+            version = Version(
+                event.version,
+                Phase(event.phase),
+                event.seat_holders,
+                event.committed_at_ms,
+                time.monotonic(),
+                ViewParts(event.public_view, tuple(event.seat_views)),
+            )
+        else:
+            state = decode_state(event.state)
+            if state.version != event.version or state.table_id != feed.table_id:
+                self._reject(feed, "malformed", claimed=event.version)
+                return
+            version = Version.of_state(
+                state, event.seat_holders, event.committed_at_ms, time.monotonic()
+            )
+        self.publish(feed, version)
 
     def _release_held(self, feed: _Feed) -> None:
         """Stream the held events that now follow the feed's version; forget older ones."""
@@ -275,7 +290,8 @@ class Hub:
             return
         feed.version = version.version
         if version.views is None:
-            version = version._replace(views=view_parts(version.state))
+            assert version.state is not None  # a version comes with its views or its state
+            version = version._replace(views=view_parts(version.state), state=None)
         feed.current = version
         feed.updated_at = asyncio.get_running_loop().time()
         for watcher in feed.watchers:

@@ -113,7 +113,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
         )
         if not reply.state:
             return None
-        return Version(decode_state(reply.state), reply.seat_holders)
+        return Version.of_state(decode_state(reply.state), reply.seat_holders)
 
     hub = Hub(
         None,

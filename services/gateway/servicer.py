@@ -456,9 +456,8 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
                     return _shutting_down()
                 metrics.STREAMS_REPLACED.inc()
                 return replaced()
-            state = version.state
             if version.holders and credentials.holder_of(version.holders, seat) != mine:
-                if state.version <= checked_at:
+                if version.version <= checked_at:
                     continue  # older than the token check: a feed catching up
                 metrics.STREAMS_REVOKED.inc()
                 return _seat_freed()
@@ -468,10 +467,12 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             # time (the bytes parse as table_view(state, seat, now)).
             views = version.views
             assert views is not None  # every offered version went through Hub.publish
+            if seat >= len(views.seats):
+                continue  # no part for this seat: not a version of its rule set (never sent)
             own = views.seats[seat]
             await context.write(watch_response_from_parts(views.public, own, self.now_ms()))
             _observe_fanout(version, watcher.waiting)
-            if state.phase in _DONE:
+            if version.phase in _DONE:
                 return None
 
     async def _seat_of(self, table_id: str, token: str, context: Any) -> tuple[int, int]:

@@ -14,8 +14,9 @@ from dominos.v1 import events_pb2
 
 from services.common.bus import table_subject
 from services.common.connections import flushed
+from services.common.projection import view_parts
 from services.gateway.hub import Hub, Version
-from services.rules import Join, TableState, apply, encode_state
+from services.rules import Join, Phase, TableState, apply, encode_state
 from testing.waiting import wait_for
 from tests.unit.rules.builders import NOW, lobby
 
@@ -52,13 +53,21 @@ def table(table_id: str, players: int = 3) -> TableState:
     return lobby(players)._replace(table_id=table_id)
 
 
-async def publish(nc: Any, state: TableState, *, version: int = 0, raw: bytes = b"") -> None:
+async def publish(
+    nc: Any, state: TableState, *, version: int = 0, raw: bytes = b"", views: bool = False
+) -> None:
+    """Publish ``state``'s event as the table service would (``views``: with every seat's
+    view in parts and the phase; else as an older table service, the state alone)."""
     event = events_pb2.TableEvent(
         table_id=state.table_id,
         version=version or state.version,
         state=raw or encode_state(state),
         seat_holders=HOLDERS,
     )
+    if views:
+        parts = view_parts(state)
+        event.public_view, event.phase = parts.public, int(state.phase)  # type: ignore[assignment]
+        event.seat_views.extend(parts.seats)
     await nc.publish(table_subject(state.table_id), event.SerializeToString())
     await flushed(nc)
 
@@ -73,7 +82,7 @@ class Snapshots:
     async def __call__(self, table_id: str) -> Version | None:
         self.reads[table_id] += 1
         state = self.states.get(table_id)
-        return None if state is None else Version(state, HOLDERS)
+        return None if state is None else Version.of_state(state, HOLDERS)
 
 
 async def _watching(gateway_nc: Any, state: TableState) -> tuple[Snapshots, list[str], Any]:
@@ -144,7 +153,7 @@ async def test_a_forged_jump_is_confirmed_with_the_table_and_dropped(
     snapshots.states[BUSY] = newer
     received = await delivered(nats_client, watcher, newer)
     assert received.version == newer.version
-    assert received.state.names == newer.names
+    assert received.views == view_parts(newer)
 
 
 async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(
@@ -158,7 +167,7 @@ async def test_a_gap_is_healed_from_the_snapshot_not_from_the_event(
     # Version +1 was lost on the bus; +2 arrives with a tampered body but the right number.
     received = await delivered(nats_client, watcher, two._replace(names=("Evil", "", "", "")))
     assert received.version == two.version
-    assert received.state.names == two.names  # the table's state, not the event's
+    assert received.views == view_parts(two)  # the table's state, not the event's
     assert rejected == []
 
 
@@ -171,4 +180,41 @@ async def test_a_malformed_event_is_counted_and_dropped(gateway_nc: Any, nats_cl
     await wait_for(lambda: len(rejected) == 2, timeout=5)
     assert set(rejected) == {"malformed"}
     newer = apply(state, Join("Late"), NOW).state
+    assert (await delivered(nats_client, watcher, newer)).version == newer.version
+
+
+async def test_an_event_with_its_views_is_streamed_without_decoding_its_state(
+    gateway_nc: Any, nats_client: Any
+) -> None:
+    """S6: the table service's projection travels in the event; the gateway streams it as
+    it came (an undecodable state is not even read) and knows the phase from the event."""
+    state = table(BUSY)
+    _, rejected, watcher = await _watching(gateway_nc, state)
+    newer = apply(state, Join("Late"), NOW).state
+    await publish(nats_client, newer, raw=b"\xff not read", views=True)
+    received = await next_version(watcher)
+    assert (received.version, received.phase) == (newer.version, Phase.WAITING)
+    assert received.state is None  # never decoded
+    assert received.views == view_parts(newer)
+    assert rejected == []
+
+
+async def test_an_event_with_views_and_no_known_phase_is_rejected(
+    gateway_nc: Any, nats_client: Any
+) -> None:
+    state = table(BUSY)
+    _, rejected, watcher = await _watching(gateway_nc, state)
+    newer = apply(state, Join("Late"), NOW).state
+    parts = view_parts(newer)
+    event = events_pb2.TableEvent(
+        table_id=BUSY,
+        version=newer.version,
+        seat_holders=HOLDERS,
+        public_view=parts.public,
+        seat_views=parts.seats,
+        phase=42,  # type: ignore[arg-type]
+    )
+    await nats_client.publish(table_subject(BUSY), event.SerializeToString())
+    await flushed(nats_client)
+    await wait_for(lambda: rejected == ["malformed"], timeout=5)
     assert (await delivered(nats_client, watcher, newer)).version == newer.version

@@ -61,6 +61,8 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
     assert loaded.state.seed != 0
     assert decode_state(last.state) == loaded.state._replace(seed=0)
     assert all(decode_state(e.state).seed == 0 for e in received)
+    # Its phase is the state's: gateways stream the views without decoding the state.
+    assert all(e.phase == int(decode_state(e.state).phase) != 0 for e in received)
     await wait_for(lambda: _outbox_empty(store, table_id), timeout=5)
 
 
