@@ -10,16 +10,21 @@ from typing import Any
 
 import uvloop
 
+from services.common.gc_pauses import watch_gc_pauses
 from services.common.grpc_server import serve_until_signal
 from services.common.logging import configure_logging, get_logger
 from services.common.metrics import set_build_info, start_metrics_server
 from services.common.settings import Settings
 
-#: Garbage-collector thresholds of the services. Fewer young collections than the default
-#: (700) save CPU, but a young generation of 50,000 objects took 10-20 ms to scan, a stall of
-#: every stream of a gateway (load bench, 1,000 tables: p99.9 39.6 ms); at 5,000 the p99.9 is
-#: 18.9 ms for the same CPU per command.
-GC_THRESHOLDS = (5_000, 50, 1_000)
+#: Garbage-collector thresholds of the services. A young collection walks every object
+#: allocated since the last one and still alive, however many were freed meanwhile, and the
+#: count that triggers it only grows by what is not freed (cycles: gRPC leaves one per call):
+#: at 5,000 a gateway holding 2,400 streams walked ~25,000 objects per young collection
+#: (10-20 ms) and its middle generation grew to a 100 ms walk (load bench, 600 tables, the
+#: cluster on one core). At 1,000 young collections take 1-4 ms and the middle generation,
+#: collected every 20 of them, 5-30 ms, for ~20 % more collector CPU (a few ms a second).
+#: ``dominos_gc_pause_seconds`` shows them (:mod:`services.common.gc_pauses`).
+GC_THRESHOLDS = (1_000, 20, 1_000)
 
 ServerFactory = Callable[[Settings], Awaitable[tuple[Any, int]]]
 
@@ -44,6 +49,7 @@ def run_service(service: str, create_server: ServerFactory) -> None:
         # and collections run less often: a service holds many long-lived coroutines.
         gc.freeze()
         gc.set_threshold(*GC_THRESHOLDS)
+        watch_gc_pauses()  # dominos_gc_pause_seconds: every collection's stall, by generation
         log.info("service.serving", port=port)
         await serve_until_signal(server.runtime)
 

@@ -45,6 +45,7 @@ METRIC_MODULES = (
     "services.gateway.metrics",
     "services.bots.metrics",
     "services.common.loop_lag",
+    "services.common.gc_pauses",
     "services.common.dependency_metrics",
 )
 

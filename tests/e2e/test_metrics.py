@@ -126,6 +126,13 @@ async def test_operator_signals_after_a_game(e2e: E2ECluster) -> None:
     assert total(gateway, "dominos_gateway_stream_queue_depth_count") >= views
     for page in (table, timer, gateway):
         assert total(page, "dominos_event_loop_lag_seconds_count") > 0
+        # Garbage-collection pauses are timed by generation in every service.
+        timed = {
+            dict(labels)["generation"]
+            for name, labels in page
+            if name.endswith("gc_pause_seconds_count")
+        }
+        assert timed == {"0", "1", "2"}
     # Nothing is overdue or waiting after a game played in time.
     assert ("dominos_timer_overdue_deadlines", ()) in timer
     assert timer[("dominos_timer_oldest_overdue_seconds", ())] < 30
