@@ -609,12 +609,14 @@ def measure(
     main: Callable[[ProcessCluster], Coroutine[Any, Any, dict[str, Any]]],
     *,
     keep_logs: bool = False,
+    metrics: bool = False,
 ) -> dict[str, Any]:
-    """Start a cluster of one replica per role (:data:`CLUSTER_ENV`, the venv's nats-server),
-    run ``main(cluster)`` on an event loop, stop every process and remove the data
-    directories whatever happened; the results get the services' logged problems. The logs
-    are removed unless the run failed or ``keep_logs``."""
-    cluster = ProcessCluster.start(env=CLUSTER_ENV, nats_binary=nats_binary())
+    """Start a cluster of one replica per role (:data:`CLUSTER_ENV`, the venv's nats-server;
+    with ``metrics`` each serves its Prometheus page), run ``main(cluster)`` on an event loop,
+    stop every process and remove the data directories whatever happened; the results get
+    the services' logged problems. The logs are removed unless the run failed or
+    ``keep_logs``."""
+    cluster = ProcessCluster.start(env=CLUSTER_ENV, nats_binary=nats_binary(), metrics=metrics)
     ok = False
     try:
         results = asyncio.run(main(cluster))

@@ -221,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     config = build_config(args, arguments)
     _raise_file_limit()
-    results = measure(lambda cluster: drive(config, cluster), keep_logs=args.keep_logs)
+    # Metrics pages on: the steps read the services' garbage-collection pauses from them.
+    results = measure(
+        lambda cluster: drive(config, cluster), keep_logs=args.keep_logs, metrics=True
+    )
     asyncio.run(_pipelines(config, results))
     print_report(results)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -21,6 +21,7 @@ from bench.load.config import (
     TARGET_REDIS_BYTES_PER_TABLE,
     TARGET_TIMER_P99_MS,
 )
+from bench.load.gc_pauses import summary as gc_summary
 from bench.table_bench import FLOOR_MESSAGE_BYTES
 from testing.stats import PERCENTILES
 
@@ -179,7 +180,17 @@ def _cpu_rows(step: dict[str, Any], seconds: float) -> list[Row]:
             f"{other:6.1f} s ({100 * other / seconds:5.1f} % of a CPU): other processes' load",
         ),
         *_redis_command_rows(step),
+        *_gc_rows(step),
     ]
+
+
+def _gc_rows(step: dict[str, Any]) -> list[Row]:
+    """The services' garbage-collection pauses over the recorded time (each stops its whole
+    process: a long one is in the latency tail)."""
+    pauses = step.get("gc_pauses")
+    if not pauses:
+        return []
+    return [_row("GC pauses while recorded: collections (longest)", gc_summary(pauses))]
 
 
 def _redis_command_rows(step: dict[str, Any]) -> list[Row]:

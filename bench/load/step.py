@@ -18,6 +18,9 @@ from redis.asyncio import Redis
 from bench.histogram import Histogram
 from bench.load.config import MEMORY_SAMPLE, Config, away_tables
 from bench.load.floor import LoadFloor
+from bench.load.gc_pauses import Pauses
+from bench.load.gc_pauses import between as gc_between
+from bench.load.gc_pauses import read as read_gc_pauses
 from bench.load.generator import HISTOGRAMS, GeneratorProcess, Window
 from bench.load.profiles import finish_profiles, start_profiles
 from bench.load.report import progress
@@ -74,6 +77,9 @@ class Played:
     #: The cluster Redis's ``INFO commandstats`` at the start and the end of the recorded time.
     redis_start: dict[str, dict[str, int]]
     redis_end: dict[str, dict[str, int]]
+    #: The services' garbage-collection pause histograms at the start and the end of it.
+    gc_start: Pauses
+    gc_end: Pauses
 
     @property
     def cpu(self) -> dict[str, float]:
@@ -155,12 +161,14 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
     )
     await asyncio.sleep(max(0.0, (window.measure_from - _perf_ns()) / 1e9))
     profilers = await start_profiles(config, tables, every)
+    gc_start = await read_gc_pauses(rig.cluster)  # before the CPU readings: not counted
     cpu_start, busy_start = cpu_now(every), machine_busy_s()
     redis_start = await redis_commands(rig.redis)
     await rig.floor.sample_for(window.measure_to, config.floor_hz)
     await asyncio.sleep(max(0.0, (window.measure_to - _perf_ns()) / 1e9))
     cpu_end, busy_end = cpu_now(every), machine_busy_s()
     redis_end = await redis_commands(rig.redis)
+    gc_end = await read_gc_pauses(rig.cluster)
     loadavg_after = os.getloadavg()
     answers = list(await answers_future)
     await finish_profiles(profilers)
@@ -173,6 +181,8 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
         {"before": loadavg_before, "after": loadavg_after},
         redis_start,
         redis_end,
+        gc_start,
+        gc_end,
     )
 
 
@@ -325,6 +335,7 @@ async def run_step(
         "redis_commands": commands_between(
             run.redis_start, run.redis_end, answered + timer_commands
         ),
+        "gc_pauses": gc_between(run.gc_start, run.gc_end),
         "memory": _memory(rig.baseline, seated, end, streams, live, breakdown, usage),
         "loadavg": run.loadavg,
     }

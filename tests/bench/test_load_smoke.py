@@ -96,3 +96,12 @@ def test_load_smoke(tmp_path: Path) -> None:
     assert step["pipeline"]["moves"] > 50
     assert figures["cpu_over_pipeline"] > 1
     assert "cluster CPU per command / pipeline's" in done.stdout
+    # The services' garbage-collection pauses over the recorded time, from their metrics:
+    # young collections happen in every busy service within seconds, each timed.
+    pauses = step["gc_pauses"]
+    assert set(pauses) == {"table", "timer", "gateway"}
+    for role in ("table", "gateway"):
+        young = pauses[role]["young"]
+        assert young["collections"] > 0 and young["seconds"] > 0, (role, young)
+        assert 0 < young["longest_under_s"] <= 1.0
+    assert "GC pauses while recorded" in done.stdout
