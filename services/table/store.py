@@ -49,26 +49,30 @@ CREATE_TTL_MS: Final = 10 * 60 * 1000
 # not exist; the time too, because a version number can come back with other content after
 # Redis lost writes, and a replica's cached record must not pass for it), 2 new version,
 # 3 state, 4 log entry, 5 event, 6 deadline ms (0: no clock), 7 lifetime ms, 8 table id,
-# 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 the phase (index in KEYS from 7,
-# 1-based), 13.. bookkeeping fields as name, value pairs.
+# 9 now ms, 10 create fingerprint, 11 its lifetime ms, 12 ``<phase>:<phase before>`` (each
+# an index in KEYS from 7, 1-based; 0: no table before), 13.. bookkeeping fields as name,
+# value pairs. The table leaves the other phase indexes only when its phase changes: the
+# compare-and-set proves the record is the one read, and every commit keeps a table in
+# exactly its phase's index (one command less per index on every other commit).
 _COMMIT = lua("""
 local T = KEYS[1]
-local cur = redis.call('HGET', T, '$VERSION')
+local held = redis.call('HMGET', T, '$VERSION', '$LAST_TIME', '$STATE_CHUNKS', '$LOG_CHUNKS')
+local cur = held[1]
 if ARGV[1] == '0' then
   if cur then return {0, tonumber(cur)} end
-elseif not cur or cur .. ':' .. (redis.call('HGET', T, '$LAST_TIME') or '0') ~= ARGV[1] then
+elseif not cur or cur .. ':' .. (held[2] or '0') ~= ARGV[1] then
   return {0, cur and tonumber(cur) or -1}
 end
 local CH = 64
 local state, entry = ARGV[3], ARGV[4]
-local old_sn = tonumber(redis.call('HGET', T, '$STATE_CHUNKS') or '0')
+local old_sn = tonumber(held[3] or '0')
 local sn = 0
 for i = 1, #state, CH do
   redis.call('HSET', T, '$STATE' .. sn, string.sub(state, i, i + CH - 1))
   sn = sn + 1
 end
 for i = sn, old_sn - 1 do redis.call('HDEL', T, '$STATE' .. i) end
-local ln = tonumber(redis.call('HGET', T, '$LOG_CHUNKS') or '0')
+local ln = tonumber(held[4] or '0')
 local pos = 1
 if ln > 0 then
   local last = redis.call('HGET', T, '$LOG' .. (ln - 1))
@@ -98,12 +102,12 @@ redis.call('PEXPIRE', T, ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('SET', KEYS[5], id, 'PX', ttl)
 if ARGV[10] ~= '' then redis.call('SET', KEYS[6], id .. '|' .. ARGV[10], 'PX', ARGV[11]) end
-local phase = 6 + tonumber(ARGV[12])
-for i = 7, #KEYS do
-  if i == phase then
-    redis.call('ZADD', KEYS[i], now + ttl, id)
-  else
-    redis.call('ZREM', KEYS[i], id)
+local phase, was = string.match(ARGV[12], '(%d+):(%d+)')
+phase = 6 + tonumber(phase)
+redis.call('ZADD', KEYS[phase], now + ttl, id)
+if 6 + tonumber(was) ~= phase then
+  for i = 7, #KEYS do
+    if i ~= phase then redis.call('ZREM', KEYS[i], id) end
   end
 end
 return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
@@ -136,6 +140,11 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 counts[#counts + 1] = first[2] and math.floor(tonumber(first[2])) or -1
 return counts
 """
+
+
+def _phase_index(state: TableState) -> int:
+    """The commit script's number of the phase index ``state`` belongs to (1-based)."""
+    return PHASES.index(state.phase.name.lower()) + 1
 
 
 class Census(NamedTuple):
@@ -272,7 +281,7 @@ class TableStore:
             commit.now_ms,
             commit.create_request[1] if commit.create_request else "",
             CREATE_TTL_MS,
-            PHASES.index(state.phase.name.lower()) + 1,
+            f"{_phase_index(state)}:{_phase_index(before.state) if before is not None else 0}",
         ]
         for name, value in (
             *changes.fields(),

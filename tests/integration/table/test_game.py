@@ -7,6 +7,7 @@ from typing import Any
 
 from dominos.v1 import events_pb2, game_pb2
 
+from services.common import schema
 from services.common.bus import TABLE_SUBJECT_PREFIX
 from services.common.connections import flushed
 from services.rules import Phase, decode_state, replay
@@ -29,12 +30,17 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
     await flushed(nats_client)
     seats = await client.full_table(target=100)
     table_id = seats[0].table_id
+    # The table sits in exactly its phase's index through every change of phase (the
+    # commit script leaves the other indexes only when the phase changes).
+    assert await _phase_indexes_holding(redis_client, table_id) == ["waiting"]
     view = await client.start(seats[0])
+    assert await _phase_indexes_holding(redis_client, table_id) == ["playing"]
     server, _ = table_service
     rng = random.Random(3)
     rounds = 0
     while view.phase != game_pb2.PHASE_FINISHED:
         if view.phase == game_pb2.PHASE_ROUND_OVER:
+            assert await _phase_indexes_holding(redis_client, table_id) == ["round_over"]
             # The break timer is the timer service's job (next issue): expire it directly.
             rounds += 1
             _, raw, _ = await server.app.snapshot(table_id)
@@ -46,6 +52,7 @@ async def test_a_full_game_to_the_target_publishes_every_version_in_order_withou
         mine = await client.view(seat)
         view = (await client.act(seat, mine, rng)).view
     final_version = view.version
+    assert await _phase_indexes_holding(redis_client, table_id) == ["finished"]
     await wait_for(lambda: len(received) >= final_version, timeout=10)
     versions = [e.version for e in received if e.table_id == table_id]
     assert versions == list(range(1, final_version + 1))  # in order, no gap, no duplicate
@@ -84,6 +91,13 @@ async def test_every_event_carries_the_running_clock(client: TableClient, nats_c
     lobby = next(e for e in received if e.version == 1)
     assert lobby.deadline_kind == events_pb2.DEADLINE_KIND_UNSPECIFIED and lobby.deadline_ms == 0
     await sub.unsubscribe()
+
+
+async def _phase_indexes_holding(redis: Any, table_id: str) -> list[str]:
+    """The phase indexes of the table's shard that hold the table."""
+    shard = schema.shard_of(table_id)
+    scores = [await redis.zscore(schema.phase_key(shard, p), table_id) for p in schema.PHASES]
+    return [p for p, score in zip(schema.PHASES, scores, strict=True) if score is not None]
 
 
 async def _outbox_empty(store: TableStore, table_id: str) -> bool:
