@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from testing.cluster import ProcessCluster
 
-__all__ = ["GENERATIONS", "Pauses", "between", "read"]
+__all__ = ["GENERATIONS", "Pauses", "between", "parse", "read", "summary"]
 
 #: The collector's generations, by the label the services give them.
 GENERATIONS = {"0": "young", "1": "middle", "2": "full"}
