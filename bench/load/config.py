@@ -56,6 +56,9 @@ class Config:
     #: Where py-spy writes flame graphs of the gateway and the table service over the last
     #: step's recorded time (None: no profile).
     profile_dir: Path | None = None
+    #: py-spy's output: ``flamegraph`` (an ``.svg``), ``raw`` (collapsed stacks, one per
+    #: line with its sample count: ``.txt``) or ``speedscope`` (``.json``).
+    profile_format: str = "flamegraph"
 
     def to_json(self) -> dict[str, Any]:
         """The ``config`` of the results."""
@@ -77,6 +80,7 @@ class Config:
             "generator_cpus": list(self.generator_cpus),
             "pipeline": self.pipeline,
             "profile_dir": str(self.profile_dir) if self.profile_dir else None,
+            "profile_format": self.profile_format,
         }
 
 
@@ -139,6 +143,13 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="py-spy flame graphs of the gateway and table service over the last step (DIR)",
+    )
+    parser.add_argument(
+        "--profile-format",
+        choices=("flamegraph", "raw", "speedscope"),
+        default="flamegraph",
+        help="the profiles' format: flame graph .svg (default), raw collapsed stacks .txt "
+        "(python -m bench.load.hotspots reads them), speedscope .json",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="where to write the results")
@@ -208,4 +219,5 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         generator_cpus=generator_cpus,
         pipeline=args.pipeline,
         profile_dir=args.profile,
+        profile_format=args.profile_format,
     )

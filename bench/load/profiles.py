@@ -22,6 +22,8 @@ __all__ = ["PROFILED", "finish_profiles", "start_profiles"]
 #: The processes profiled.
 PROFILED = ("gateway", "table")
 RATE_HZ = 100
+#: The file name's extension of each py-spy format.
+EXTENSIONS = {"flamegraph": "svg", "raw": "txt", "speedscope": "json"}
 
 
 def _py_spy() -> str:
@@ -42,10 +44,11 @@ async def start_profiles(
     binary = _py_spy()
     started = []
     for name in PROFILED:
-        out = config.profile_dir / f"{config.scenario}-{name}.svg"
+        extension = EXTENSIONS[config.profile_format]
+        out = config.profile_dir / f"{config.scenario}-{name}.{extension}"
         command = [binary, "record", "--pid", str(pids[name]), "--nonblocking"]
         command += ["--duration", str(int(config.seconds)), "--rate", str(RATE_HZ)]
-        command += ["--format", "flamegraph", "--output", str(out)]
+        command += ["--format", config.profile_format, "--output", str(out)]
         started.append(
             await asyncio.create_subprocess_exec(
                 *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL

@@ -26,7 +26,7 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import RedisClusterException
 
-from services.common.dependency_metrics import REDIS_COMMAND_SECONDS, command_label
+from services.common.dependency_metrics import redis_command_histogram
 from services.common.grpc_metrics import precreate_client
 from services.common.logging import get_logger
 from services.common.settings import Settings, SettingsError
@@ -145,6 +145,10 @@ def redis_tls_options(settings: Settings) -> dict[str, Any]:
     return {"ssl_cert_reqs": "required", "ssl_ca_certs": settings.redis_ca_file or None}
 
 
+#: The histogram child every pipeline is timed in, bound once.
+_PIPELINE_SECONDS: Final = redis_command_histogram("PIPELINE")
+
+
 class _TimedExecute:
     """A pipeline whose ``execute`` is timed as one ``PIPELINE`` command (a subclass, not
     an ``execute`` attribute set on the pipeline: that closure over the pipeline's own method
@@ -155,7 +159,7 @@ class _TimedExecute:
         try:
             return await super().execute(*args, **kwargs)  # type: ignore[misc]
         finally:
-            REDIS_COMMAND_SECONDS.labels("PIPELINE").observe(time.perf_counter() - started)
+            _PIPELINE_SECONDS.observe(time.perf_counter() - started)
 
 
 class TimedPipeline(_TimedExecute, Pipeline):  # type: ignore[misc]
@@ -176,7 +180,7 @@ class TimedRedis(Redis):
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         finally:
             elapsed = time.perf_counter() - started
-            REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
+            redis_command_histogram(args[0] if args else "").observe(elapsed)
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Any:
         return TimedPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
@@ -192,7 +196,7 @@ class TimedRedisCluster(RedisCluster):
             return await super().execute_command(*args, **kwargs)
         finally:
             elapsed = time.perf_counter() - started
-            REDIS_COMMAND_SECONDS.labels(command_label(args[0] if args else "")).observe(elapsed)
+            redis_command_histogram(args[0] if args else "").observe(elapsed)
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
         if shard_hint:

@@ -20,6 +20,7 @@ Every label set known in advance exists from the start, so a first burst shows i
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
@@ -32,6 +33,7 @@ __all__ = [
     "NATS_PUBLISH_SECONDS",
     "REDIS_COMMAND_SECONDS",
     "command_label",
+    "redis_command_histogram",
     "sample_consumer",
     "timed_publish",
     "watch_consumer",
@@ -99,6 +101,24 @@ def command_label(name: Any) -> str:
     return text
 
 
+#: Each command name's bound histogram child, by the name as the client sent it (the set of
+#: names is the code's own; past :data:`_MAX_CACHED` names a child is looked up each time).
+_COMMAND_CHILDREN: dict[Any, Any] = {}
+_MAX_CACHED: Final = 64
+
+
+def redis_command_histogram(name: Any) -> Any:
+    """The ``dominos_redis_command_seconds`` child of the command ``name`` (the first
+    argument sent: ``"EVALSHA"``, ``b"hmget"``), labelled by :func:`command_label`, bound
+    once per name instead of at every command."""
+    child = _COMMAND_CHILDREN.get(name)
+    if child is None:
+        child = REDIS_COMMAND_SECONDS.labels(command_label(name))
+        if len(_COMMAND_CHILDREN) < _MAX_CACHED and isinstance(name, (str, bytes)):
+            _COMMAND_CHILDREN[name] = child
+    return child
+
+
 _T = TypeVar("_T")
 
 
@@ -109,7 +129,13 @@ async def timed_publish(stream: str, publish: Awaitable[_T]) -> _T:
     try:
         return await publish
     finally:
-        NATS_PUBLISH_SECONDS.labels(stream).observe(time.perf_counter() - started)
+        _publish_histogram(stream).observe(time.perf_counter() - started)
+
+
+@functools.lru_cache(maxsize=16)
+def _publish_histogram(stream: str) -> Any:
+    """``dominos_nats_publish_seconds`` of ``stream``, bound once per stream."""
+    return NATS_PUBLISH_SECONDS.labels(stream)
 
 
 def watch_consumer(

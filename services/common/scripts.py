@@ -17,10 +17,23 @@ from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-__all__ = ["ScriptCall", "call_scripts"]
+__all__ = ["ScriptCall", "call_script", "call_scripts"]
 
 #: One call: the script, its keys (one hash slot), its arguments.
 ScriptCall = tuple[AsyncScript, Sequence[Any], Sequence[Any]]
+
+
+async def call_script(
+    redis: Any, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]
+) -> Any:
+    """One call of ``script`` (by its digest; loaded and sent again once on ``NOSCRIPT``).
+    What ``script(keys=..., args=...)`` does, for a command's hot path: without redis-py's
+    check of the client's type against its pipeline classes (~14 µs a call measured)."""
+    try:
+        return await redis.evalsha(script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        await redis.script_load(script.script)
+        return await redis.evalsha(script.sha, len(keys), *keys, *args)
 
 
 async def call_scripts(redis: Any, calls: Sequence[ScriptCall]) -> list[Any]:

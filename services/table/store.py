@@ -38,7 +38,7 @@ from services.common.schema import (
     shards_of,
     table_key,
 )
-from services.common.scripts import ScriptCall, call_scripts
+from services.common.scripts import ScriptCall, call_script, call_scripts
 from services.rules import TableState
 
 CREATE_TTL_MS: Final = 10 * 60 * 1000
@@ -293,7 +293,7 @@ class TableStore:
             ),
         ):
             args += [name, value]
-        result = await self._commit(keys=keys, args=args)
+        result = await call_script(self.redis, self._commit, keys, args)
         if int(result[0]) != 1:
             return None
         return list(result[1])

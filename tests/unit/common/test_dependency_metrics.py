@@ -13,7 +13,9 @@ from services.common.dependency_metrics import (
     JETSTREAM_ACK_PENDING,
     JETSTREAM_PENDING,
     NATS_PUBLISH_SECONDS,
+    REDIS_COMMAND_SECONDS,
     command_label,
+    redis_command_histogram,
     sample_consumer,
     timed_publish,
 )
@@ -34,6 +36,15 @@ from testing.waiting import wait_for
 )
 def test_a_command_label_is_a_command_name_or_other(name: Any, label: str) -> None:
     assert command_label(name) == label
+
+
+@pytest.mark.parametrize("name", [b"evalsha", "EVALSHA", "hmget", "dominos:{s01}:table:abc", 7])
+def test_a_command_is_timed_in_its_labelled_series_bound_once(name: Any) -> None:
+    """The bound child is the labelled series (a key or a non-name still lands in OTHER),
+    and the same object at every command."""
+    child = redis_command_histogram(name)
+    assert child is REDIS_COMMAND_SECONDS.labels(command_label(name))
+    assert redis_command_histogram(name) is child
 
 
 def _count(stream: str) -> float:
