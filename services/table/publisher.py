@@ -28,7 +28,6 @@ from services.common.bus import CLOCK_SUBJECT, TABLE_STREAM, message_id, table_s
 from services.common.clock_hints import needs_hint, table_clock
 from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
-from services.common.schema import SHARDS
 from services.table.store import TableStore
 
 log = get_logger(__name__)
@@ -39,10 +38,6 @@ log = get_logger(__name__)
 #: trips a second whatever the load (at 200 moves a second each clears forty tables), well
 #: inside the relay's 1 s grace (issue 22).
 CLEAR_DELAY_S: Final = 0.2
-#: The relay reads the shards' pending indexes in this many parts, one every
-#: ``interval_s / RELAY_PARTS`` (each shard once an interval): short bursts on the event loop
-#: instead of 64 index reads at once (~4 ms of CPU on a slow core; issue 22).
-RELAY_PARTS: Final = 8
 #: Tables whose last acknowledged version a publisher remembers (most recent first).
 ACKED_REMEMBERED: Final = 65_536
 
@@ -156,14 +151,12 @@ class EventPublisher:
         if not task.cancelled() and task.exception() is not None:
             log.warning("outbox.clear_failed", error=repr(task.exception()))
 
-    async def relay_once(self, grace_ms: int = 1000, part: int = 0, parts: int = 1) -> int:
-        """Re-publish the outboxes that have waited longer than ``grace_ms`` (of the shards of
-        ``part`` out of ``parts``; default: all); returns the number of events NATS stored as
-        new."""
+    async def relay_once(self, grace_ms: int = 1000) -> int:
+        """Re-publish the outboxes that have waited longer than ``grace_ms``; returns the
+        number of events NATS stored as new."""
         older_than = int(self.clock() * 1000) - grace_ms
         republished = 0
-        shards = range(part, SHARDS, parts)
-        for table_id in await self.store.pending_tables(older_than, shards=shards):
+        for table_id in await self.store.pending_tables(older_than):
             events = await self.store.outbox(table_id)
             if not events:
                 await self.store.forget_pending(table_id)
@@ -177,15 +170,12 @@ class EventPublisher:
         return republished
 
     async def run_relay(self, interval_s: float = 1.0, grace_ms: int = 1000) -> None:
-        """Relay forever (until cancelled): every shard every ``interval_s``, in
-        :data:`RELAY_PARTS` parts spread over it; errors are logged, not fatal."""
-        part = 0
+        """Relay forever (until cancelled), every ``interval_s``; errors are logged, not fatal."""
         while True:
             try:
-                await self.relay_once(grace_ms, part, RELAY_PARTS)
+                await self.relay_once(grace_ms)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("outbox.relay_failed")
-            part = (part + 1) % RELAY_PARTS
-            await asyncio.sleep(interval_s / RELAY_PARTS)
+            await asyncio.sleep(interval_s)

@@ -10,7 +10,7 @@ pipelined: one round trip per Redis node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
@@ -314,13 +314,11 @@ class TableStore:
         """The table's unpublished events, in version order."""
         return list(await self.redis.zrange(outbox_key(table_id), 0, -1))
 
-    async def pending_tables(
-        self, older_than_ms: int, limit: int = 500, shards: Iterable[int] = range(SHARDS)
-    ) -> list[str]:
-        """Tables of ``shards`` (default: all) whose outbox filled before ``older_than_ms``
-        (left behind by a crash), at most ``limit`` per shard."""
+    async def pending_tables(self, older_than_ms: int, limit: int = 500) -> list[str]:
+        """Tables whose outbox filled before ``older_than_ms`` (left behind by a crash), at most
+        ``limit`` per shard."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in shards:
+            for shard in range(SHARDS):
                 pipe.zrangebyscore(pending_key(shard), "-inf", older_than_ms, 0, limit)
             pages = await pipe.execute()
         return [table_id.decode() for page in pages for table_id in page]

@@ -73,12 +73,6 @@ class Overdue:
 
 #: Rows of the deadline index read per sweep page.
 SWEEP_PAGE: Final = 2000
-#: A period's sweep runs in this many parts, one every ``sweep_ms / SWEEP_PARTS``, each over
-#: the owned shards whose number is the part modulo ``SWEEP_PARTS``: every shard is still
-#: swept once a period, on a fixed cadence, but the event loop and Redis get eight short
-#: bursts (~8 shards' index reads) instead of one of all 64 shards (~8 ms of CPU on a slow
-#: core, which showed in the p99 of the commands sharing that core; issue 22).
-SWEEP_PARTS: Final = 8
 #: Re-firings back off: retry, 2x, 4x, then every 8x the retry interval.
 MAX_BACKOFF: Final = 8
 #: Margin after another replica's claim lease before trying to claim it again (ms).
@@ -119,8 +113,6 @@ class TimerService:
         self._tasks: list[asyncio.Task[None]] = []
         self._firing: set[asyncio.Task[None]] = set()
         self._subscription: Any = None
-        #: Per sweep part, what its last sweep found overdue: ``(deadlines, oldest ms)``.
-        self._overdue: dict[int, tuple[int, int | None]] = {}
 
     def now_ms(self) -> int:
         """The service clock, ms since the epoch."""
@@ -185,28 +177,22 @@ class TimerService:
             self._wake.set()
         metrics.SCHEDULED.set(len(self.schedule))
 
-    async def sweep(self, part: int = 0, parts: int = 1) -> None:
-        """Sweep the owned shards of ``part`` out of ``parts`` (default: all of them): renew
-        this replica's share of the shards (with part 0), then re-learn every deadline of
-        those shards ending within :func:`sweep_lookahead_ms` from their Redis indexes (page
-        by page, reading the clocks of unknown rows only), and fire the presence leases of
-        those shards that ran out. ``parts`` is 1 or :data:`SWEEP_PARTS`."""
-        if parts not in (1, SWEEP_PARTS):
-            raise ValueError(f"a sweep is whole or in {SWEEP_PARTS} parts, not {parts}")
-        if self.membership is not None and part == 0:
+    async def sweep(self) -> None:
+        """Renew this replica's share of the shards, then re-learn every deadline of its shards
+        ending within :func:`sweep_lookahead_ms` from their Redis indexes (page by page,
+        reading the clocks of unknown rows only), and fire the presence leases of its shards
+        that ran out."""
+        if self.membership is not None:
             await self.membership.heartbeat()
-        owned = [shard for shard in self.owned if shard % parts == part]
+        owned = list(self.owned)
         now = self.now_ms()
         until = now + sweep_lookahead_ms(self.sweep_ms)
         woke = False
-        #: What each sweep part's shards hold overdue (the gauges cover every part).
-        overdue = {
-            p: Overdue(now - OVERDUE_GRACE_MS) for p in range(SWEEP_PARTS) if p % parts == part
-        }
+        overdue = Overdue(now - OVERDUE_GRACE_MS)
         for shard, first in (await self.store.first_pages(owned, until, SWEEP_PAGE)).items():
             page, offset = first, 0
             while True:
-                overdue[shard % SWEEP_PARTS].count(page)
+                overdue.count(page)
                 woke |= await self._learn_rows(page)
                 offset += len(page)
                 if len(page) < SWEEP_PAGE:
@@ -219,17 +205,9 @@ class TimerService:
             await self._publish(
                 Deadline(table_id, now, 0, events_pb2.DEADLINE_KIND_PRESENCE_LEASE, seat)
             )
-        self._record_overdue(overdue, now)
-
-    def _record_overdue(self, swept: dict[int, Overdue], now_ms: int) -> None:
-        """Keep what the parts just swept found overdue, and set the gauges from every
-        part's latest sweep."""
-        for p, found in swept.items():
-            self._overdue[p] = (found.deadlines, found.oldest_ms)
-        oldest = min((o for _, o in self._overdue.values() if o is not None), default=None)
         metrics.SCHEDULED.set(len(self.schedule))
-        metrics.OVERDUE.set(sum(deadlines for deadlines, _ in self._overdue.values()))
-        metrics.OLDEST_OVERDUE.set(0 if oldest is None else max(now_ms - oldest, 0) / 1000)
+        metrics.OVERDUE.set(overdue.deadlines)
+        metrics.OLDEST_OVERDUE.set(overdue.oldest_age_ms(now) / 1000)
 
     async def _learn_rows(self, page: list[tuple[str, int]]) -> bool:
         """Schedule the index rows this replica does not know yet; whether one is due
@@ -249,18 +227,15 @@ class TimerService:
         return woke
 
     async def _sweep_loop(self) -> None:
-        """Sweep one part of the shards every ``sweep_ms / SWEEP_PARTS`` from the previous
-        part's start, in turn (each shard once every ``sweep_ms``; a fixed cadence: a slow
-        part does not push the next one later; after a stall the next starts at once)."""
+        """Sweep every ``sweep_ms`` from the previous sweep's start (a fixed cadence: a slow
+        sweep does not push the next one later; after a stall the next starts at once)."""
         loop = asyncio.get_running_loop()
         next_at = loop.time()
-        part = 0
         while True:
-            next_at = max(next_at + self.sweep_ms / 1000 / SWEEP_PARTS, loop.time())
+            next_at = max(next_at + self.sweep_ms / 1000, loop.time())
             await asyncio.sleep(next_at - loop.time())
-            part = (part + 1) % SWEEP_PARTS
             try:
-                await self.sweep(part, SWEEP_PARTS)
+                await self.sweep()
             except asyncio.CancelledError:
                 raise
             except Exception:

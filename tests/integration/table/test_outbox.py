@@ -157,23 +157,3 @@ async def test_the_outbox_backlog_counts_tables_left_behind_and_the_oldest_wait(
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-async def test_the_relay_reads_the_pending_indexes_in_parts_covering_every_shard_once(
-    redis_client: Any, redis_connect: Any
-) -> None:
-    """Issue 22: ``relay_once(part=p, parts=n)`` reads the shards ``p, p + n, ...`` only; the
-    parts of one interval together read every shard once."""
-    store = TableStore(redis_connect("table"))
-    by_shard = {shard: f"table-of-{shard}" for shard in range(SHARDS)}
-    for shard, table_id in by_shard.items():
-        await redis_client.zadd(pending_key(shard), {table_id: 0})
-    later = int(time.time() * 1000)
-    parts = 8
-    seen: list[str] = []
-    for part in range(parts):
-        found = await store.pending_tables(later, shards=range(part, SHARDS, parts))
-        assert {by_shard[s] for s in range(part, SHARDS, parts)} == set(found)
-        seen += found
-    assert sorted(seen) == sorted(by_shard.values())
-    assert set(await store.pending_tables(later)) == set(by_shard.values())
