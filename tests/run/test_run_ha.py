@@ -210,7 +210,8 @@ def test_run_ha_survives_killed_replicas_and_sigint_stops_every_process(
 
         output = interrupt_and_check_nothing_left(launcher, seen, ports, launcher_log)
         # Only the killed replicas were restarted, once each (none while stopping).
-        assert sorted(re.findall(r"keeper (\w+): pid \d+ ", output)) == sorted(KILLED)
+        restarted = re.findall(r"keeper (\w+): pid \d+ ", output)
+        assert sorted(restarted) == sorted(KILLED), output
         assert not list((run_dir / "pids").glob("*.pid"))  # each keeper removed its pid file
         assert time.monotonic() - started < 60
     finally:
