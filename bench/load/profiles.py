@@ -43,8 +43,8 @@ async def start_profiles(
     config.profile_dir.mkdir(parents=True, exist_ok=True)
     binary = _py_spy()
     started = []
+    extension = EXTENSIONS[config.profile_format]
     for name in PROFILED:
-        extension = EXTENSIONS[config.profile_format]
         out = config.profile_dir / f"{config.scenario}-{name}.{extension}"
         command = [binary, "record", "--pid", str(pids[name]), "--nonblocking"]
         command += ["--duration", str(int(config.seconds)), "--rate", str(RATE_HZ)]

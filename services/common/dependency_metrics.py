@@ -111,10 +111,12 @@ def redis_command_histogram(name: Any) -> Any:
     """The ``dominos_redis_command_seconds`` child of the command ``name`` (the first
     argument sent: ``"EVALSHA"``, ``b"hmget"``), labelled by :func:`command_label`, bound
     once per name instead of at every command."""
+    if not isinstance(name, (str, bytes)):  # a bytearray or memoryview is not hashable
+        return REDIS_COMMAND_SECONDS.labels(command_label(name))
     child = _COMMAND_CHILDREN.get(name)
     if child is None:
         child = REDIS_COMMAND_SECONDS.labels(command_label(name))
-        if len(_COMMAND_CHILDREN) < _MAX_CACHED and isinstance(name, (str, bytes)):
+        if len(_COMMAND_CHILDREN) < _MAX_CACHED:
             _COMMAND_CHILDREN[name] = child
     return child
 

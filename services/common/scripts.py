@@ -39,7 +39,7 @@ async def call_script(
 async def call_scripts(redis: Any, calls: Sequence[ScriptCall]) -> list[Any]:
     """The results of ``calls``, in order, sent in one pipeline (concurrently on a cluster)."""
     if isinstance(redis, RedisCluster):
-        return list(await asyncio.gather(*(s(keys=k, args=a) for s, k, a in calls)))
+        return list(await asyncio.gather(*(call_script(redis, s, k, a) for s, k, a in calls)))
     results: list[Any] = [None] * len(calls)
     todo = list(range(len(calls)))
     for attempt in range(2):

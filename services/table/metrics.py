@@ -97,9 +97,9 @@ for _cause in _CAUSES.values():
         AUTO_PLAYS.labels(_cause, _action)
 for _result in ("acted", "stale"):
     TIMERS_HANDLED.labels(_result)
-#: Every command type's series too: DominosTablesStuck reads increase() of the sum, which a
-#: series born at its first command would hide for a scrape or two.
-#: Each command type's child, bound once (a command is counted without a label lookup).
+#: Every command type's series too, bound once (a command is counted without a label lookup):
+#: DominosTablesStuck reads increase() of the sum, which a series born at its first command
+#: would hide for a scrape or two.
 _APPLIED_BY_TYPE: Final = {
     _command: COMMANDS_APPLIED.labels(_command.__name__) for _command in typing.get_args(Command)
 }

@@ -38,10 +38,12 @@ def test_a_command_label_is_a_command_name_or_other(name: Any, label: str) -> No
     assert command_label(name) == label
 
 
-@pytest.mark.parametrize("name", [b"evalsha", "EVALSHA", "hmget", "dominos:{s01}:table:abc", 7])
+@pytest.mark.parametrize(
+    "name", [b"evalsha", "EVALSHA", "hmget", "dominos:{s01}:table:abc", 7, bytearray(b"get")]
+)
 def test_a_command_is_timed_in_its_labelled_series_bound_once(name: Any) -> None:
-    """The bound child is the labelled series (a key or a non-name still lands in OTHER),
-    and the same object at every command."""
+    """The bound child is the labelled series (a key or a non-name still lands in OTHER, an
+    unhashable name is labelled too), and the same object at every command."""
     child = redis_command_histogram(name)
     assert child is REDIS_COMMAND_SECONDS.labels(command_label(name))
     assert redis_command_histogram(name) is child
