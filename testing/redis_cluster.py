@@ -16,7 +16,14 @@ from typing import Self
 
 from services.common.cluster_auth.secrets import ClusterSecrets
 
-from .servers import RedisServer, find_binary, free_port, port_is_free
+from .servers import (
+    RedisServer,
+    claim_port,
+    ephemeral_port_floor,
+    find_binary,
+    free_port,
+    port_is_free,
+)
 from .waiting import wait_until
 
 __all__ = ["RedisClusterServers"]
@@ -32,10 +39,15 @@ BUS_OFFSET = 10_000
 
 
 def _cluster_port() -> int:
-    """A free port whose cluster bus port is free too."""
+    """A free port whose cluster bus port is free too, both below the ephemeral range.
+
+    The bus port is claimed as well, so no other server of the session is given it before
+    this node binds it.
+    """
     while True:
-        port = free_port()
-        if port + BUS_OFFSET < 65_536 and port_is_free(port + BUS_OFFSET):
+        port = free_port(below=ephemeral_port_floor() - BUS_OFFSET)
+        bus = port + BUS_OFFSET
+        if bus < 65_536 and port_is_free(bus) and claim_port(bus):
             return port
 
 

@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -49,6 +50,8 @@ __all__ = [
     "NatsServer",
     "RedisServer",
     "ServerError",
+    "claim_port",
+    "ephemeral_port_floor",
     "find_binary",
     "free_port",
     "nats_binary",
@@ -60,22 +63,52 @@ LOCALHOST = "127.0.0.1"
 _issued_ports: set[int] = set()
 _ports_lock = threading.Lock()
 _live: weakref.WeakSet[ManagedServer] = weakref.WeakSet()
+_port_draws = random.Random()
+
+#: The lowest port :func:`free_port` draws.
+FIRST_PORT = 10_000
+_PORT_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
 
-def free_port(host: str = LOCALHOST) -> int:
+def ephemeral_port_floor() -> int:
+    """The first port of the kernel's ephemeral range, the ports outbound connections take
+    (``ip_local_port_range``; 32768, Linux's default, when it cannot be read)."""
+    try:
+        return int(_PORT_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
+def claim_port(port: int) -> bool:
+    """Mark ``port`` as handed out in this process; False when it already was."""
+    with _ports_lock:
+        if port in _issued_ports:
+            return False
+        _issued_ports.add(port)
+        return True
+
+
+def free_port(host: str = LOCALHOST, *, below: int | None = None) -> int:
     """A TCP port on ``host`` that is free now and was not handed out before in this process.
 
-    The kernel picks the port (bind to 0); remembering issued ports keeps two servers of one
-    session from ever being given the same port.
+    Ports are drawn below ``below`` (default: the kernel's ephemeral range): a server is given
+    its port some time before it binds it, and in that window an outbound connection could take
+    a port of the ephemeral range as its local port (a CI run lost a Redis Cluster node that
+    way). When the range below leaves too little room the kernel picks (bind to 0).
+    Remembering issued ports keeps two servers of one session from ever sharing a port.
     """
-    for _ in range(100):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((host, 0))
-            port = int(sock.getsockname()[1])
-        with _ports_lock:
-            if port not in _issued_ports:
-                _issued_ports.add(port)
-                return port
+    limit = below if below is not None else ephemeral_port_floor()
+    for _ in range(1_000):
+        if limit - FIRST_PORT >= 1_000:
+            port = _port_draws.randrange(FIRST_PORT, limit)
+            if not port_is_free(port, host):
+                continue
+        else:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.bind((host, 0))
+                port = int(sock.getsockname()[1])
+        if claim_port(port):
+            return port
     raise RuntimeError("no free port found")
 
 

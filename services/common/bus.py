@@ -15,9 +15,11 @@ whichever starts first, the configuration is the same.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import (
     AckPolicy,
@@ -28,6 +30,9 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
+from nats.js.errors import BadRequestError, ServiceUnavailableError
+
+from services.common.logging import get_logger
 
 __all__ = [
     "CLOCK_SUBJECT",
@@ -76,11 +81,37 @@ def message_id(table_id: str, version: int) -> str:
     return f"{table_id}:{version}"
 
 
-async def _converge(js: JetStreamContext, config: StreamConfig) -> None:
-    try:
-        await js.add_stream(config)
-    except Exception:  # already exists with another config: converge
-        await js.update_stream(config)
+log = get_logger(__name__)
+
+#: Transient answers to a stream call at start: no reply in time, JetStream not ready yet.
+_TRANSIENT: Final = (
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    ServiceUnavailableError,
+)
+
+
+async def _converge(
+    js: JetStreamContext, config: StreamConfig, *, attempts: int = 5, backoff_s: float = 0.5
+) -> None:
+    """Create ``config``'s stream, or update it to ``config`` when it exists with another.
+
+    A transient failure (a reply later than the context's timeout, JetStream not ready) is
+    retried ``attempts`` times in all, ``backoff_s`` more between each: a NATS server slow
+    under load at the moment a replica starts does not make the replica exit.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            try:
+                await js.add_stream(config)
+            except BadRequestError:  # already exists with another config: converge
+                await js.update_stream(config)
+            return
+        except _TRANSIENT as error:
+            if attempt == attempts:
+                raise
+            log.warning("nats.stream_retry", stream=config.name, attempt=attempt, error=repr(error))
+            await asyncio.sleep(backoff_s * attempt)
 
 
 def table_stream_config(

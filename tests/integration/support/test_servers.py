@@ -13,7 +13,16 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import StorageType
 
 from services.common.connections import flushed
-from testing.servers import NatsServer, RedisServer, ServerError, free_port
+from testing.redis_cluster import BUS_OFFSET, RedisClusterServers
+from testing.secrets import SESSION_SECRETS
+from testing.servers import (
+    NatsServer,
+    RedisServer,
+    ServerError,
+    claim_port,
+    ephemeral_port_floor,
+    free_port,
+)
 
 
 def ping(server: RedisServer, timeout: float = 2.0) -> bool:
@@ -45,6 +54,30 @@ def nats_proc(tmp_path: Path) -> Iterator[NatsServer]:
 def test_free_ports_are_distinct() -> None:
     ports = [free_port() for _ in range(50)]
     assert len(set(ports)) == len(ports)
+
+
+def test_free_ports_are_drawn_below_the_ephemeral_range() -> None:
+    # An outbound connection takes its local port from the ephemeral range; a port drawn
+    # there could be taken between its choice and the server's bind.
+    floor = ephemeral_port_floor()
+    assert all(free_port() < floor for _ in range(50))
+
+
+def test_a_claimed_port_is_never_handed_out() -> None:
+    port = free_port()
+    assert not claim_port(port)
+    assert port not in {free_port(below=port + 1) for _ in range(200)}
+
+
+def test_cluster_nodes_bus_ports_are_claimed_and_distinct(tmp_path: Path) -> None:
+    # A node's bus port (port + 10000) was once handed to the next node as its client port:
+    # the first node bound it and the second could not start.
+    cluster = RedisClusterServers(SESSION_SECRETS, tmp_path, primaries=6)
+    ports = [node.port for node in cluster.nodes]
+    buses = [port + BUS_OFFSET for port in ports]
+    assert len(set(ports + buses)) == 12
+    assert all(bus < ephemeral_port_floor() for bus in buses)
+    assert not any(claim_port(bus) for bus in buses)
 
 
 def test_redis_kill_and_restart_on_the_same_port(redis_proc: RedisServer) -> None:
