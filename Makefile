@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile bench-pairs
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile bench-pairs
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -157,6 +157,9 @@ bench-gateway: install ## gateway: action -> all four view streams, memory per i
 
 bench-view-guard: install ## gateway trust checks per view (follow check, seat holder) vs the view itself
 	$(BIN)/python -m bench.view_guard_bench
+
+bench-views: install ## a version's views on the table service (public part + each seat's own), per version
+	$(BIN)/python -m bench.views_bench
 
 bench-web: install ## the web edge (Connect, gRPC-Web) vs the gRPC door: unary and move-to-view latency
 	$(BIN)/python -m bench.web_bench --json bench/results/web_bench.json

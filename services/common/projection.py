@@ -11,6 +11,7 @@ by :func:`watch_response_from_parts`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 from dominos.v1 import game_pb2
@@ -19,6 +20,7 @@ from services.rules import (
     NOBODY,
     RoundResult,
     RuleSet,
+    SeatPublic,
     SeatView,
     TableState,
     private_view,
@@ -278,9 +280,74 @@ def _copy_layout(message: game_pb2.TableView, view: SeatView) -> None:
         message.open_ends.add(end=_enum(end), number=number)
 
 
+#: Each rule set's ``TableView.rules`` entry, serialised once (a table's rule set never
+#: changes; there are a few presets and the options' variants of them).
+_RULES_BYTES: dict[RuleSet, bytes] = {}
+#: Rule sets kept at most (a bound, whatever builds them).
+_RULES_KEPT = 256
+
+
+def _rules_bytes(rules: RuleSet) -> bytes:
+    """The serialised ``TableView.rules`` entry of ``rules`` (appended to a public part)."""
+    found = _RULES_BYTES.get(rules)
+    if found is None:
+        found = game_pb2.TableView(rules=rules_message(rules)).SerializeToString()
+        if len(_RULES_BYTES) >= _RULES_KEPT:
+            _RULES_BYTES.clear()
+        _RULES_BYTES[rules] = found
+    return found
+
+
+#: Serialised ``TableView.seats`` entries by what they hold (the seat's public facts, its
+#: side's score, its stand-in level): a seat's entry changes only when one of them does
+#: (its tile count, mostly), and most versions change one seat. Cleared when full.
+_SEAT_ENTRIES: dict[tuple[SeatPublic, int, int], bytes] = {}
+_SEAT_ENTRIES_KEPT = 8192
+
+
+def _seat_entry(public: SeatPublic, score: int, stand_in: int) -> bytes:
+    """The serialised ``TableView.seats`` entry of one seat (kept, see :data:`_SEAT_ENTRIES`)."""
+    key = (public, score, stand_in)
+    found = _SEAT_ENTRIES.get(key)
+    if found is None:
+        message = game_pb2.TableView()
+        message.seats.add(
+            seat=public.seat,
+            occupied=public.occupied,
+            name=public.name,
+            team=_team(public.team),
+            host=public.host,
+            tile_count=public.tile_count,
+            passed_on=public.passed_on,
+            connected=public.connected,
+            score=score,
+            side=public.side,
+            robot=_enum(public.robot),
+            stand_in=_enum(stand_in),
+            stand_in_until_ms=public.stand_in_until_ms,
+            drawn=public.drawn,
+        )
+        found = message.SerializeToString()
+        if len(_SEAT_ENTRIES) >= _SEAT_ENTRIES_KEPT:
+            _SEAT_ENTRIES.clear()
+        _SEAT_ENTRIES[key] = found
+    return found
+
+
+def _seats_bytes(view: SeatView) -> bytes:
+    """Every seat's public entry, in seat order (a repeated field's entries appended to a
+    message's bytes parse as its elements, in order)."""
+    level = view.options.replace_level
+    return b"".join(
+        _seat_entry(public, view.scores[public.side], level if public.stand_in_until_ms else 0)
+        for public in view.seats
+    )
+
+
 def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
     """Every field of a ``TableView`` that is the same for every seat (none of
-    :data:`SEAT_FIELDS`) but the laid tiles, which :func:`public_view_bytes` appends."""
+    :data:`SEAT_FIELDS`) but the seats, the rule set and the laid tiles, which
+    :func:`public_view_bytes` appends."""
     teams = view.rules.teams
     message = game_pb2.TableView(
         table_id=view.table_id,
@@ -292,7 +359,6 @@ def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
         opener_seat=max(view.opener_seat, 0),
         consecutive_passes=view.consecutive_passes,
         last_action=_last_action(view.last_action),
-        rules=rules_message(view.rules),
         stock_size=view.stock_count,
         side_scores=view.scores,
     )
@@ -301,23 +367,6 @@ def _public_message(view: SeatView, state: TableState) -> game_pb2.TableView:
         message.winner = _team(view.winner)
     if view.winner != NOBODY:
         message.winner_side = view.winner
-    for public in view.seats:
-        message.seats.add(
-            seat=public.seat,
-            occupied=public.occupied,
-            name=public.name,
-            team=_team(public.team),
-            host=public.host,
-            tile_count=public.tile_count,
-            passed_on=public.passed_on,
-            connected=public.connected,
-            score=view.scores[public.side],
-            side=public.side,
-            robot=_enum(public.robot),
-            stand_in=_enum(view.options.replace_level if public.stand_in_until_ms else 0),
-            stand_in_until_ms=public.stand_in_until_ms,
-            drawn=public.drawn,
-        )
     _copy_layout(message, view)
     if view.turn_seat != NOBODY:
         message.turn_seat = view.turn_seat
@@ -352,7 +401,12 @@ def public_view_bytes(state: TableState) -> bytes:
     shared by the streams of every seat. The laid tiles' bytes are appended (kept per
     tile): they parse as the message's chain and arms."""
     view = public_view(state)
-    return bytes(_public_message(view, state).SerializeToString()) + _laid_tiles_bytes(view)
+    return (
+        bytes(_public_message(view, state).SerializeToString())
+        + _seats_bytes(view)
+        + _rules_bytes(view.rules)
+        + _laid_tiles_bytes(view)
+    )
 
 
 def seat_part_bytes(state: TableState, seat: int) -> bytes:
@@ -361,15 +415,21 @@ def seat_part_bytes(state: TableState, seat: int) -> bytes:
     which is appended when the view is sent. The hand's and the legal moves' entries are
     serialised once each and kept (:data:`_ENTRY_BYTES`)."""
     private = private_view(state, seat)
-    head = game_pb2.TableView(
-        your_seat=private.your_seat, can_pass=private.can_pass, can_draw=private.can_draw
-    ).SerializeToString()
+    head = _seat_head(private.your_seat, private.can_pass, private.can_draw)
     hand = b"".join(_entry_bytes(("hand", tile)) for tile in private.hand)
     moves = b"".join(
         _entry_bytes(("legal_moves", move.tile, move.end, points))
         for move, points in zip(private.legal_moves, private.move_points, strict=True)
     )
     return bytes(head) + hand + moves
+
+
+@functools.cache
+def _seat_head(your_seat: int, can_pass: bool, can_draw: bool) -> bytes:
+    """A seat part's first fields, serialised once per combination (a few dozen at most)."""
+    return game_pb2.TableView(
+        your_seat=your_seat, can_pass=can_pass, can_draw=can_draw
+    ).SerializeToString()
 
 
 class ViewParts(NamedTuple):

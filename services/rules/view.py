@@ -72,6 +72,11 @@ class PlacedTile(NamedTuple):
     seat: int
 
 
+#: Every laid tile's :class:`PlacedTile` by its code in a chain or arm
+#: (``seat << 6 | left << 3 | right``, seats 0-7), made once: a view lists up to 28.
+_PLACED = tuple(PlacedTile(code >> 3 & 7, code & 7, code >> 6) for code in range(8 << 6))
+
+
 class SeatView(NamedTuple):
     """One seat's view of the table at one version (mirrors ``dominos.v1.TableView``).
 
@@ -192,8 +197,7 @@ def public_view(state: TableState) -> SeatView:
     down_arm: tuple[PlacedTile, ...] = ()
     if rnd is not None:
         chain, up_arm, down_arm = (
-            tuple(PlacedTile(code >> 3 & 7, code & 7, code >> 6) for code in codes)
-            for codes in (rnd.chain, rnd.up, rnd.down)
+            tuple(_PLACED[code] for code in codes) for codes in (rnd.chain, rnd.up, rnd.down)
         )
     over = state.phase in (Phase.ROUND_OVER, Phase.FINISHED)
     return SeatView(

@@ -11,6 +11,7 @@ from dominos.v1 import game_pb2, gateway_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from services.common import projection
 from services.common.projection import (
     SEAT_FIELDS,
     public_view_bytes,
@@ -813,6 +814,26 @@ def test_s6_the_stream_bytes_of_a_seat_parse_as_its_table_view_everywhere() -> N
             assert view_from_parts(parts, seat, SERVER_TIME) == expected
             checked += 1
     assert checked > 5_000
+
+
+def test_the_kept_serialised_entries_are_bounded_and_change_no_byte(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seat entries and rule sets are serialised once and kept (issue 22): with the stores
+    emptied, or bounded to a few entries so that they are cleared again and again, every
+    public part is byte for byte the one made with warm stores."""
+    states = _all_states()[::7]
+    warm = [public_view_bytes(state) for state in states]
+    projection._SEAT_ENTRIES.clear()
+    projection._RULES_BYTES.clear()
+    assert [public_view_bytes(state) for state in states] == warm
+    monkeypatch.setattr(projection, "_SEAT_ENTRIES_KEPT", 3)
+    monkeypatch.setattr(projection, "_RULES_KEPT", 1)
+    projection._SEAT_ENTRIES.clear()
+    projection._RULES_BYTES.clear()
+    assert [public_view_bytes(state) for state in states] == warm
+    assert len(projection._SEAT_ENTRIES) <= 3
+    assert len(projection._RULES_BYTES) <= 1
 
 
 def test_s6_a_seats_own_part_holds_only_seat_fields() -> None:
