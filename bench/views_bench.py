@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
 from services.common import projection
 from services.common.projection import public_view_bytes, seat_part_bytes, view_parts
@@ -48,13 +49,12 @@ def _game(seed: int) -> list[TableState]:
     return states
 
 
-def _timed(states: list[TableState], body: object) -> list[float]:
+def _timed(states: list[TableState], body: Callable[[TableState], object]) -> list[float]:
     """µs per state of ``body(state)``, one sample per state, over one pass in play order."""
-    call = body  # a local: no attribute lookup in the loop
     samples = []
     for state in states:
         started = time.perf_counter_ns()
-        call(state)  # type: ignore[operator]
+        body(state)
         samples.append((time.perf_counter_ns() - started) / 1000)
     return samples
 

@@ -93,9 +93,10 @@ def free_port(host: str = LOCALHOST, *, below: int | None = None) -> int:
 
     Ports are drawn below ``below`` (default: the kernel's ephemeral range): a server is given
     its port some time before it binds it, and in that window an outbound connection could take
-    a port of the ephemeral range as its local port (a CI run lost a Redis Cluster node that
-    way). When the range below leaves too little room the kernel picks (bind to 0).
-    Remembering issued ports keeps two servers of one session from ever sharing a port.
+    a port of the ephemeral range as its local port. When the range below leaves too little
+    room the kernel picks any free port (bind to 0), which may lie above ``below``.
+    Remembering issued ports (and those :func:`claim_port` marks) keeps two servers of one
+    session from ever sharing a port.
     """
     limit = below if below is not None else ephemeral_port_floor()
     for _ in range(1_000):

@@ -287,14 +287,21 @@ _RULES_BYTES: dict[RuleSet, bytes] = {}
 _RULES_KEPT = 256
 
 
+def _keep(store: dict[Any, bytes], bound: int, key: Any, made: bytes) -> bytes:
+    """Keep ``made`` in ``store`` under ``key`` (emptied first when it holds ``bound``
+    entries) and return it."""
+    if len(store) >= bound:
+        store.clear()
+    store[key] = made
+    return made
+
+
 def _rules_bytes(rules: RuleSet) -> bytes:
     """The serialised ``TableView.rules`` entry of ``rules`` (appended to a public part)."""
     found = _RULES_BYTES.get(rules)
     if found is None:
-        found = game_pb2.TableView(rules=rules_message(rules)).SerializeToString()
-        if len(_RULES_BYTES) >= _RULES_KEPT:
-            _RULES_BYTES.clear()
-        _RULES_BYTES[rules] = found
+        made = game_pb2.TableView(rules=rules_message(rules)).SerializeToString()
+        found = _keep(_RULES_BYTES, _RULES_KEPT, rules, made)
     return found
 
 
@@ -327,10 +334,7 @@ def _seat_entry(public: SeatPublic, score: int, stand_in: int) -> bytes:
             stand_in_until_ms=public.stand_in_until_ms,
             drawn=public.drawn,
         )
-        found = message.SerializeToString()
-        if len(_SEAT_ENTRIES) >= _SEAT_ENTRIES_KEPT:
-            _SEAT_ENTRIES.clear()
-        _SEAT_ENTRIES[key] = found
+        found = _keep(_SEAT_ENTRIES, _SEAT_ENTRIES_KEPT, key, message.SerializeToString())
     return found
 
 
