@@ -24,6 +24,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from services.common.redis_wire import execute_many
 from services.common.schema import (
     SHARDS,
     presence_key,
@@ -179,10 +180,13 @@ class PresenceLeases:
         the index, so exactly one replica reports it.
         """
         shards = list(range(SHARDS)) if shards is None else shards
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in shards:
-                pipe.zrangebyscore(presence_key(shard), "-inf", now_ms, 0, limit)
-            pages = await pipe.execute()
+        pages = await execute_many(
+            self.redis,
+            [
+                ("ZRANGEBYSCORE", presence_key(shard), "-inf", now_ms, "LIMIT", 0, limit)
+                for shard in shards
+            ],
+        )
         claimed = []
         for shard, members in zip(shards, pages, strict=True):
             for raw in members:

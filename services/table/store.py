@@ -17,6 +17,7 @@ from typing import Any, Final, NamedTuple
 from redis.asyncio import Redis
 
 from services.common.published import deadline_kind
+from services.common.redis_wire import execute_many
 from services.common.schema import (
     LOAD_FIELDS,
     PHASES,
@@ -317,10 +318,13 @@ class TableStore:
     async def pending_tables(self, older_than_ms: int, limit: int = 500) -> list[str]:
         """Tables whose outbox filled before ``older_than_ms`` (left behind by a crash), at most
         ``limit`` per shard."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in range(SHARDS):
-                pipe.zrangebyscore(pending_key(shard), "-inf", older_than_ms, 0, limit)
-            pages = await pipe.execute()
+        pages = await execute_many(
+            self.redis,
+            [
+                ("ZRANGEBYSCORE", pending_key(shard), "-inf", older_than_ms, "LIMIT", 0, limit)
+                for shard in range(SHARDS)
+            ],
+        )
         return [table_id.decode() for page in pages for table_id in page]
 
     async def outbox_backlog(self, now_ms: int) -> tuple[int, int]:

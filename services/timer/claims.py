@@ -19,6 +19,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from services.common.redis_wire import execute_many, score_pairs
 from services.common.schema import (
     Field,
     clock_of,
@@ -56,6 +57,10 @@ def _deadlines(rows: list[tuple[bytes, float]]) -> list[tuple[str, int]]:
     return [(member.decode(), int(score)) for member, score in rows]
 
 
+#: A page of a deadline index with the rows' scores, up to a count.
+_PAGE = ("WITHSCORES", "LIMIT", 0)
+
+
 class TimerStore:
     """Deadline index reads and claims."""
 
@@ -68,13 +73,16 @@ class TimerStore:
     ) -> dict[int, list[tuple[str, int]]]:
         """The first page of each shard's deadline index, earliest first: ``(table_id,
         deadline_ms)`` of the clocks ending before ``until_ms`` (one round trip per node)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for shard in shards:
-                pipe.zrangebyscore(
-                    deadlines_key(shard), "-inf", until_ms, 0, count, withscores=True
-                )
-            pages = await pipe.execute()
-        return {shard: _deadlines(rows) for shard, rows in zip(shards, pages, strict=True)}
+        pages = await execute_many(
+            self.redis,
+            [
+                ("ZRANGEBYSCORE", deadlines_key(shard), "-inf", until_ms, *_PAGE, count)
+                for shard in shards
+            ],
+        )
+        return {
+            shard: _deadlines(score_pairs(rows)) for shard, rows in zip(shards, pages, strict=True)
+        }
 
     async def index_page(
         self, shard: int, until_ms: int, offset: int, count: int

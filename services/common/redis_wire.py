@@ -1,0 +1,135 @@
+"""Redis commands packed and read here, for the calls every move and every sweep makes.
+
+redis-py spends about as much CPU around a command as the round trip itself: the command's
+dispatch, its encoder, its response callbacks, its pipeline objects (a ``GET`` ~150 µs of
+client CPU, 98 µs sent as bytes on the same connection; a pipeline of 64
+``ZRANGEBYSCORE`` ~1.1 ms, ~0.5 ms as bytes; issue 22). On a single Redis this module packs
+the commands itself (RESP arrays of bulk strings), sends them on one connection of the
+client's pool and reads the replies with that connection's parser: the same connection
+handling (health check after idle, the pool's waiting), the same retry policy (the
+connection's ``Retry``: a dropped connection is closed and the commands sent again), and the
+same ``dominos_redis_command_seconds`` series (the command's name, or ``PIPELINE``).
+
+A Redis Cluster client goes through redis-py unchanged (slot routing, redirections): the
+replies are the same wire replies in both cases, so callers read them one way
+(:func:`score_pairs` for ``WITHSCORES``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import DataError, ResponseError
+
+from services.common.dependency_metrics import redis_command_histogram
+
+__all__ = ["Arg", "execute", "execute_many", "pack", "score_pairs", "wired"]
+
+#: What a command argument may be (what redis-py's encoder takes, less memoryviews).
+Arg = bytes | str | int | float
+
+
+def wired(redis: Any) -> bool:
+    """Whether ``redis`` is a single Redis's client, whose commands this module sends."""
+    return isinstance(redis, Redis) and not isinstance(redis, RedisCluster)
+
+
+def _bulk(value: Arg) -> bytes:
+    if isinstance(value, bytes):
+        data = value
+    elif isinstance(value, str):
+        data = value.encode()
+    elif isinstance(value, int) and not isinstance(value, bool):
+        data = b"%d" % value
+    elif isinstance(value, float):
+        data = repr(value).encode()
+    else:  # as redis-py's encoder: no bool, no None
+        raise DataError(f"a Redis argument must be bytes, str or a number, not {value!r}")
+    return b"$%d\r\n%b\r\n" % (len(data), data)
+
+
+def pack(command: Sequence[Arg]) -> bytes:
+    """One command as the Redis protocol sends it: an array of bulk strings."""
+    return b"*%d\r\n" % len(command) + b"".join(map(_bulk, command))
+
+
+async def _round_trip(redis: Redis, packed: bytes, count: int) -> list[Any]:
+    """Send ``packed`` (``count`` commands) on one pooled connection and read as many
+    replies; an error reply is returned in its place (as redis-py's ``ResponseError``)."""
+    pool: Any = redis.connection_pool
+    connection = await pool.get_connection()
+
+    async def send_and_read() -> list[Any]:
+        # A send or a read that is interrupted (cancelled, timed out) closes the connection
+        # itself (redis-py's): replies left unread never answer a later command.
+        await connection.send_packed_command(packed)
+        replies: list[Any] = []
+        for _ in range(count):
+            try:
+                replies.append(await connection.read_response())
+            except ResponseError as error:  # read in full: the connection stays in step
+                replies.append(error)
+        return replies
+
+    async def dropped(_error: Exception) -> None:
+        await connection.disconnect()
+
+    try:
+        replies: list[Any] = await connection.retry.call_with_retry(send_and_read, dropped)
+        return replies
+    finally:
+        await pool.release(connection)
+
+
+async def execute(redis: Any, *command: Arg) -> Any:
+    """One command's reply (an error reply raised as redis-py raises it). The command's name
+    is a ``str``, as for redis-py (a Redis Cluster client finds its keys by it)."""
+    if not wired(redis):
+        return await redis.execute_command(*command)
+    started = time.perf_counter()
+    try:
+        (reply,) = await _round_trip(redis, pack(command), 1)
+    finally:
+        redis_command_histogram(command[0]).observe(time.perf_counter() - started)
+    if isinstance(reply, ResponseError):
+        raise reply
+    return reply
+
+
+async def execute_many(
+    redis: Any, commands: Sequence[Sequence[Arg]], *, raise_on_error: bool = True
+) -> list[Any]:
+    """The replies of ``commands``, in order, in one round trip (a Redis Cluster client: one
+    per node, as its pipeline sends them). An error reply is raised (the first one) once
+    every reply is read, or with ``raise_on_error=False`` returned in its place."""
+    if not commands:
+        return []
+    if not wired(redis):
+        async with redis.pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute(raise_on_error=raise_on_error))
+    started = time.perf_counter()
+    try:
+        replies = await _round_trip(redis, b"".join(map(pack, commands)), len(commands))
+    finally:
+        redis_command_histogram("PIPELINE").observe(time.perf_counter() - started)
+    if raise_on_error:
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                raise reply
+    return replies
+
+
+def score_pairs(reply: Sequence[Any]) -> list[tuple[bytes, float]]:
+    """``(member, score)`` of a ``WITHSCORES`` reply, whichever shape it came in: flat
+    (RESP2), nested pairs (RESP3) or redis-py's tuples."""
+    if not reply:
+        return []
+    if isinstance(reply[0], (list, tuple)):
+        return [(member, float(score)) for member, score in reply]
+    return [(reply[i], float(reply[i + 1])) for i in range(0, len(reply), 2)]
