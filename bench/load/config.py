@@ -51,7 +51,9 @@ class Config:
     cluster_cpus: tuple[int, ...] = ()
     #: Cores the load generators (and the bench itself) run on; () = unpinned.
     generator_cpus: tuple[int, ...] = ()
-    #: The floor pipeline after the cluster: at the last step's N, at every step's, or not.
+    #: The floor pipeline after the cluster: at the last step's N, at every step's, or not;
+    #: or ``beside``: at every step, played at the same time as the cluster, its CPU read
+    #: over the same seconds (both see the machine in the same state).
     pipeline: str = "last"
     #: Where py-spy writes flame graphs of the gateway and the table service over the last
     #: step's recorded time (None: no profile).
@@ -134,9 +136,10 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--pipeline",
-        choices=("last", "all", "none"),
+        choices=("last", "all", "none", "beside"),
         default="last",
-        help="the floor pipeline (a move's bare I/O) after the cluster: at the last step (default)",
+        help="the floor pipeline (a move's bare I/O) after the cluster: at the last step"
+        " (default), at every step, none; beside: at every step, at the same time as the cluster",
     )
     parser.add_argument(
         "--profile",

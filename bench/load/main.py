@@ -178,7 +178,10 @@ async def _pipelines(config: Config, results: dict[str, Any]) -> None:
     """The floor pipeline at the steps ``--pipeline`` names, after the cluster stopped;
     each step gets its ``pipeline`` and the figures comparing the two."""
     steps = results["steps"]
-    chosen = [] if config.pipeline == "none" else steps if config.pipeline == "all" else steps[-1:]
+    for step in steps:
+        if "pipeline" in step:  # played beside the cluster (--pipeline beside)
+            step["figures"].update(pipeline_figures(step))
+    chosen = {"none": [], "beside": [], "all": steps}.get(config.pipeline, steps[-1:])
     for step in chosen:
         progress(f"[load] floor pipeline: {step['tables']} tables ...")
         step["pipeline"] = await measure_pipeline(

@@ -45,7 +45,7 @@ from bench.load.config import Config
 from bench.load.floor import serve_generic
 from bench.load.generator import spawn_child
 
-__all__ = ["child_main", "measure_pipeline"]
+__all__ = ["PipelineRun", "child_main", "measure_pipeline"]
 from services.client.api import CHANNEL_OPTIONS
 from services.common.bus import table_stream_config
 from testing.pinning import pin
@@ -328,6 +328,131 @@ def _cpu(pids: dict[str, int]) -> dict[str, float]:
     return {name: sum(cpu_times(pid)) for name, pid in pids.items()}
 
 
+class PipelineRun:
+    """The floor pipeline's processes (its ``redis-server`` and ``nats-server``, the
+    gateway-like and table-like processes, the drivers), started and seated: :meth:`go`
+    starts the play, :meth:`cpu` reads its four processes' CPU, :meth:`results` waits for
+    the drivers' answers; :meth:`close` stops everything."""
+
+    def __init__(self, config: Config, tables: int) -> None:
+        self.config = config
+        self.tables = tables
+        self.redis = RedisServer(secrets=SESSION_SECRETS)
+        self.nats = NatsServer(secrets=SESSION_SECRETS)
+        self.children: list[asyncio.subprocess.Process] = []
+        self.drivers: list[asyncio.subprocess.Process] = []
+        self.pids: dict[str, int] = {}
+
+    @classmethod
+    async def start(
+        cls,
+        config: Config,
+        tables: int,
+        *,
+        cluster_cpus: Sequence[int] = (),
+        generator_cpus: Sequence[int] = (),
+    ) -> PipelineRun:
+        """Start the pipeline for ``tables`` tables, ready to play (closed if it fails)."""
+        run = cls(config, tables)
+        try:
+            await run._start(cluster_cpus, generator_cpus)
+        except BaseException:
+            await run.close()
+            raise
+        return run
+
+    async def _start(self, cluster_cpus: Sequence[int], generator_cpus: Sequence[int]) -> None:
+        config = self.config
+        self.redis.start()
+        self.nats.start()
+        table, table_port = await _child(
+            "--pipeline-table", self.redis.url_for("admin"), self.nats.url_for("admin")
+        )
+        self.children.append(table)
+        gateway, gateway_port = await _child(
+            "--pipeline-gateway", f"127.0.0.1:{table_port}", self.nats.url_for("admin")
+        )
+        self.children.append(gateway)
+        assert self.redis.pid is not None and self.nats.pid is not None
+        self.pids = {
+            "gateway": gateway.pid,
+            "table": table.pid,
+            "redis": self.redis.pid,
+            "nats": self.nats.pid,
+        }
+        if cluster_cpus:
+            for pid in self.pids.values():
+                pin(pid, cluster_cpus)
+        shares = [
+            self.tables // config.generators + (i < self.tables % config.generators)
+            for i in range(config.generators)
+        ]
+        for i, share in enumerate(shares):
+            if share:
+                driver = await _driver(
+                    f"127.0.0.1:{gateway_port}", share, f"d{i}t", config, config.seed + i
+                )
+                self.children.append(driver)
+                self.drivers.append(driver)
+        if generator_cpus:
+            for driver in self.drivers:
+                pin(driver.pid, generator_cpus)
+        for driver in self.drivers:
+            await _read_json(driver, 600)
+
+    async def go(self, go_ns: int) -> None:
+        """Every driver plays from ``go_ns`` (``perf_counter_ns``) for warm-up + seconds."""
+        for driver in self.drivers:
+            assert driver.stdin is not None
+            driver.stdin.write((json.dumps({"go_ns": go_ns}) + "\n").encode())
+            await driver.stdin.drain()
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the gateway-like, table-like, Redis and NATS processes."""
+        return _cpu(self.pids)
+
+    async def results(self, start: dict[str, float], end: dict[str, float]) -> dict[str, Any]:
+        """The drivers' answers (they end after warm-up + seconds) with the CPU read at the
+        start and the end of the recorded time: latency, errors, CPU per move."""
+        config = self.config
+        limit_s = config.pace_s + config.seconds + config.warmup_s + 60
+        answers = [await _read_json(d, limit_s) for d in self.drivers]
+        views, rpc = Histogram(), Histogram()
+        errors: dict[str, int] = {}
+        for answer in answers:
+            views.merge(Histogram.from_json(answer["views"]))
+            rpc.merge(Histogram.from_json(answer["rpc"]))
+            for key, count in answer["errors"].items():
+                errors[key] = errors.get(key, 0) + count
+        cpu = {name: end[name] - start[name] for name in self.pids}
+        moves = views.count
+        return {
+            "tables": self.tables,
+            "moves": moves,
+            "moves_per_s": moves / config.seconds,
+            "errors": errors,
+            "latency_ms": {
+                "views_from_schedule": views.summary(PERCENTILES, 1e6),
+                "rpc_from_schedule": rpc.summary(PERCENTILES, 1e6),
+            },
+            "cpu_s": cpu,
+            "cpu_s_per_1k_moves": {
+                name: seconds * 1000 / moves if moves else float("nan")
+                for name, seconds in cpu.items()
+            },
+        }
+
+    async def close(self) -> None:
+        """Stop every process and remove the servers' data directories."""
+        for child in self.children:
+            with contextlib.suppress(ProcessLookupError):
+                child.kill()
+            with contextlib.suppress(Exception):
+                await child.wait()
+        self.nats.cleanup()
+        self.redis.cleanup()
+
+
 async def measure_pipeline(
     config: Config,
     tables: int,
@@ -335,92 +460,22 @@ async def measure_pipeline(
     cluster_cpus: Sequence[int] = (),
     generator_cpus: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """Run the floor pipeline for ``tables`` tables as the cluster's step ran: its latency
-    and the CPU of its four processes over the recorded time, per move."""
-    redis = RedisServer(secrets=SESSION_SECRETS)
-    nats_server = NatsServer(secrets=SESSION_SECRETS)
-    children: list[asyncio.subprocess.Process] = []
+    """Run the floor pipeline for ``tables`` tables as the cluster's step ran, on its own:
+    its latency and the CPU of its four processes over the recorded time, per move."""
+    run = await PipelineRun.start(
+        config, tables, cluster_cpus=cluster_cpus, generator_cpus=generator_cpus
+    )
     try:
-        redis.start()
-        nats_server.start()
-        table, table_port = await _child(
-            "--pipeline-table", redis.url_for("admin"), nats_server.url_for("admin")
-        )
-        children.append(table)
-        gateway, gateway_port = await _child(
-            "--pipeline-gateway", f"127.0.0.1:{table_port}", nats_server.url_for("admin")
-        )
-        children.append(gateway)
-        assert redis.pid is not None and nats_server.pid is not None
-        pids = {
-            "gateway": gateway.pid,
-            "table": table.pid,
-            "redis": redis.pid,
-            "nats": nats_server.pid,
-        }
-        if cluster_cpus:
-            for pid in pids.values():
-                pin(pid, cluster_cpus)
-        shares = [
-            tables // config.generators + (i < tables % config.generators)
-            for i in range(config.generators)
-        ]
-        drivers = [
-            await _driver(f"127.0.0.1:{gateway_port}", share, f"d{i}t", config, config.seed + i)
-            for i, share in enumerate(shares)
-            if share
-        ]
-        children += drivers
-        if generator_cpus:
-            for driver in drivers:
-                pin(driver.pid, generator_cpus)
-        for driver in drivers:
-            await _read_json(driver, 600)
         go_ns = _perf_ns() + 1_000_000_000
-        for driver in drivers:
-            assert driver.stdin is not None
-            driver.stdin.write((json.dumps({"go_ns": go_ns}) + "\n").encode())
-            await driver.stdin.drain()
+        await run.go(go_ns)
         measure_from = go_ns + int(config.warmup_s * 1e9)
         await asyncio.sleep(max(0.0, (measure_from - _perf_ns()) / 1e9))
-        start = _cpu(pids)
+        start = run.cpu()
         await asyncio.sleep(config.seconds)
-        end = _cpu(pids)
-        answers = [
-            await _read_json(d, config.pace_s + config.seconds + config.warmup_s + 60)
-            for d in drivers
-        ]
+        end = run.cpu()
+        return await run.results(start, end)
     finally:
-        for child in children:
-            with contextlib.suppress(ProcessLookupError):
-                child.kill()
-            with contextlib.suppress(Exception):
-                await child.wait()
-        nats_server.cleanup()
-        redis.cleanup()
-    views, rpc = Histogram(), Histogram()
-    errors: dict[str, int] = {}
-    for answer in answers:
-        views.merge(Histogram.from_json(answer["views"]))
-        rpc.merge(Histogram.from_json(answer["rpc"]))
-        for key, count in answer["errors"].items():
-            errors[key] = errors.get(key, 0) + count
-    cpu = {name: end[name] - start[name] for name in pids}
-    moves = views.count
-    return {
-        "tables": tables,
-        "moves": moves,
-        "moves_per_s": moves / config.seconds,
-        "errors": errors,
-        "latency_ms": {
-            "views_from_schedule": views.summary(PERCENTILES, 1e6),
-            "rpc_from_schedule": rpc.summary(PERCENTILES, 1e6),
-        },
-        "cpu_s": cpu,
-        "cpu_s_per_1k_moves": {
-            name: seconds * 1000 / moves if moves else float("nan") for name, seconds in cpu.items()
-        },
-    }
+        await run.close()
 
 
 def child_main(args: Any) -> bool:

@@ -22,6 +22,7 @@ from bench.load.gc_pauses import Pauses
 from bench.load.gc_pauses import between as gc_between
 from bench.load.gc_pauses import read as read_gc_pauses
 from bench.load.generator import HISTOGRAMS, GeneratorProcess, Window
+from bench.load.pipeline import PipelineRun
 from bench.load.profiles import finish_profiles, start_profiles
 from bench.load.report import progress
 from bench.load.watch import (
@@ -80,6 +81,9 @@ class Played:
     #: The services' garbage-collection pause histograms at the start and the end of it.
     gc_start: Pauses
     gc_end: Pauses
+    #: The floor pipeline played beside the cluster over the same seconds (``--pipeline
+    #: beside``), else None.
+    pipeline: dict[str, Any] | None = None
 
     @property
     def cpu(self) -> dict[str, float]:
@@ -146,10 +150,17 @@ async def seat_more(
     return (_perf_ns() - t0) / 1e9
 
 
-async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> Played:
+async def play(
+    config: Config,
+    tables: int,
+    rig: Rig,
+    every: dict[str, int],
+    beside: PipelineRun | None = None,
+) -> Played:
     """Every generator plays from one second from now for warm-up + seconds; meanwhile this
     process samples the floor and reads the CPU of ``every`` process around the recorded
-    time."""
+    time. With ``beside`` (a started floor pipeline), its drivers play over the same
+    seconds and its CPU is read at the same instants as the cluster's."""
     go_ns = _perf_ns() + 1_000_000_000
     window = Window.of(go_ns, config.warmup_s, config.seconds, config.pace_s)
     loadavg_before = os.getloadavg()
@@ -159,18 +170,23 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
             for g in rig.generators
         )
     )
+    if beside is not None:
+        await beside.go(go_ns)
     await asyncio.sleep(max(0.0, (window.measure_from - _perf_ns()) / 1e9))
     profilers = await start_profiles(config, tables, every)
     gc_start = await read_gc_pauses(rig.cluster)  # before the CPU readings: not counted
     cpu_start, busy_start = cpu_now(every), machine_busy_s()
+    beside_start = beside.cpu() if beside is not None else {}
     redis_start = await redis_commands(rig.redis)
     await rig.floor.sample_for(window.measure_to, config.floor_hz)
     await asyncio.sleep(max(0.0, (window.measure_to - _perf_ns()) / 1e9))
     cpu_end, busy_end = cpu_now(every), machine_busy_s()
+    beside_end = beside.cpu() if beside is not None else {}
     redis_end = await redis_commands(rig.redis)
     gc_end = await read_gc_pauses(rig.cluster)
     loadavg_after = os.getloadavg()
     answers = list(await answers_future)
+    pipeline = await beside.results(beside_start, beside_end) if beside is not None else None
     await finish_profiles(profilers)
     return Played(
         window,
@@ -183,6 +199,7 @@ async def play(config: Config, tables: int, rig: Rig, every: dict[str, int]) -> 
         redis_end,
         gc_start,
         gc_end,
+        pipeline,
     )
 
 
@@ -301,7 +318,19 @@ async def run_step(
     every = {**pids, **{f"generator{i}": g.pid for i, g in enumerate(rig.generators)}}
     if rig.floor.pid is not None:
         every["floor_server"] = rig.floor.pid
-    run = await play(config, tables, rig, every)
+    beside = None
+    if config.pipeline == "beside":
+        beside = await PipelineRun.start(
+            config,
+            played,
+            cluster_cpus=config.cluster_cpus,
+            generator_cpus=config.generator_cpus,
+        )
+    try:
+        run = await play(config, tables, rig, every, beside)
+    finally:
+        if beside is not None:
+            await beside.close()
     merged = _merge(run.answers)
     redis_end = await redis_memory(rig.redis)
     end = Memory(gateway_rss_kb(rig.cluster), redis_end)
@@ -338,4 +367,5 @@ async def run_step(
         "gc_pauses": gc_between(run.gc_start, run.gc_end),
         "memory": _memory(rig.baseline, seated, end, streams, live, breakdown, usage),
         "loadavg": run.loadavg,
+        **({"pipeline": run.pipeline} if run.pipeline is not None else {}),
     }
