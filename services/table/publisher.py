@@ -22,12 +22,12 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from dominos.v1 import events_pb2
-from nats.js import JetStreamContext
 
 from services.common.bus import CLOCK_SUBJECT, TABLE_STREAM, message_id, table_subject
 from services.common.clock_hints import needs_hint, table_clock
 from services.common.dependency_metrics import timed_publish
 from services.common.logging import get_logger
+from services.common.stream_acks import StreamPublisher
 from services.table.store import TableStore
 
 log = get_logger(__name__)
@@ -47,7 +47,6 @@ class EventPublisher:
 
     def __init__(
         self,
-        js: JetStreamContext,
         store: TableStore,
         *,
         nc: Any,
@@ -56,7 +55,8 @@ class EventPublisher:
         on_republish: Callable[[int], Any] | None = None,
         clear_delay_s: float = CLEAR_DELAY_S,
     ) -> None:
-        self.js = js
+        #: Publications and their acknowledgements, on ``nc`` (cheaper than ``js.publish``).
+        self.acks = StreamPublisher(nc)
         self.store = store
         #: The core connection clocks are announced on, and the timer's sweep period.
         self.nc = nc
@@ -92,7 +92,7 @@ class EventPublisher:
                 continue
             ack = await timed_publish(
                 TABLE_STREAM,
-                self.js.publish(
+                self.acks.publish(
                     table_subject(table_id),
                     data,
                     headers={"Nats-Msg-Id": message_id(table_id, event.version)},

@@ -127,7 +127,6 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     await ensure_robot_stream(js, settings.nats_stream_replicas)
     store = TableStore(redis)
     publisher = EventPublisher(
-        js,
         store,
         nc=nc,
         sweep_ms=settings.timer_sweep_ms,

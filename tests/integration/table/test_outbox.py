@@ -32,7 +32,7 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
     await ensure_table_stream(js)
     store = TableStore(redis_connect("table"))  # the replicas' store, as the table service
     healthy = TableApp(
-        store, EventPublisher(js, store, nc=nats_client, sweep_ms=1000), policy_from(settings)
+        store, EventPublisher(store, nc=nats_client, sweep_ms=1000), policy_from(settings)
     )
     created = await healthy.create_table(
         gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
@@ -146,7 +146,7 @@ async def test_the_outbox_backlog_counts_tables_left_behind_and_the_oldest_wait(
     assert oldest_later_ms - oldest_ms >= 89_000  # ages with the clock, from the same score
     js = nats_client.jetstream()
     await ensure_table_stream(js)
-    publisher = EventPublisher(js, store, nc=nats_client, sweep_ms=1000)
+    publisher = EventPublisher(store, nc=nats_client, sweep_ms=1000)
     for created in tables:
         await publisher.publish(created.table_id, await store.outbox(created.table_id))
     after, oldest_after_ms = await store.outbox_backlog(now_ms=_now_ms())
