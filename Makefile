@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-profile bench-pairs
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-load-beside bench-profile bench-pairs
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -181,6 +181,9 @@ bench-load-ramp: install ## step ramp 100..2500: largest N with p99 < 15 ms
 
 bench-load-smoke: install ## the load bench in ~40 s, floor pipeline included (make test runs it too)
 	$(BIN)/python -m bench.load --smoke
+
+bench-load-beside: install ## 250 tables with the floor pipeline played at the same time: CPU per command vs the floor's on the same machine state (steadier than one after the other)
+	$(BIN)/python -m bench.load --tables 250 --pipeline beside
 
 bench-load-pinned: install ## ramp with the cluster on core 0, the generators on core 1 (tables per cluster core, vs the floor pipeline)
 	$(BIN)/python -m bench.load --ramp --steps 50,100,150,200,250,300 --keep-going --cluster-cpus 0 --generator-cpus 1

@@ -1,5 +1,6 @@
 """``python -m bench.load --smoke``: the load benchmark runs end to end (its own cluster, two
-generator processes, the floor) and writes every figure, with no error, so it cannot rot."""
+generator processes, the floor) and writes every figure, with no error, so it cannot rot;
+with the floor pipeline after the cluster and beside it (``--pipeline beside``)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,11 @@ FIGURES = (
 
 
 @pytest.mark.slow
-def test_load_smoke(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pipeline", ["last", "beside"])
+def test_load_smoke(tmp_path: Path, pipeline: str) -> None:
     out = tmp_path / "load-smoke.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bench.load", "--smoke", "--json", str(out)],
+        [sys.executable, "-m", "bench.load", "--smoke", "--pipeline", pipeline, "--json", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -96,6 +98,10 @@ def test_load_smoke(tmp_path: Path) -> None:
     assert step["pipeline"]["moves"] > 50
     assert figures["cpu_over_pipeline"] > 1
     assert "cluster CPU per command / pipeline's" in done.stdout
+    # It played the cluster's schedule (same tables, same pace) over the recorded seconds,
+    # after the cluster or beside it.
+    offered = figures["offered_per_s"] * step["recorded_s"]
+    assert step["pipeline"]["moves"] == pytest.approx(offered, rel=0.1)
     # The services' garbage-collection pauses over the recorded time, from their metrics:
     # young collections happen in every busy service within seconds, each timed.
     pauses = step["gc_pauses"]
