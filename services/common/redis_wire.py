@@ -57,9 +57,26 @@ def pack(command: Sequence[Arg]) -> bytes:
     return b"*%d\r\n" % len(command) + b"".join(map(_bulk, command))
 
 
-async def _round_trip(redis: Redis, packed: bytes, count: int) -> list[Any]:
+async def _round_trip(redis: Redis, packed: bytes, count: int, label: Arg) -> list[Any]:
     """Send ``packed`` (``count`` commands) on one pooled connection and read as many
-    replies; an error reply is returned in its place (as redis-py's ``ResponseError``)."""
+    replies, timed as the command ``label``; an error reply is returned in its place (as
+    redis-py's ``ResponseError``)."""
+    started = time.perf_counter()
+    try:
+        return await _exchange(redis, packed, count)
+    finally:
+        redis_command_histogram(label).observe(time.perf_counter() - started)
+
+
+def _raise_first_error(replies: list[Any]) -> None:
+    """Raise the first error reply of ``replies``, if any."""
+    for reply in replies:
+        if isinstance(reply, ResponseError):
+            raise reply
+
+
+async def _exchange(redis: Redis, packed: bytes, count: int) -> list[Any]:
+    """The untimed round trip of :func:`_round_trip`, retried as the connection says."""
     pool: Any = redis.connection_pool
     connection = await pool.get_connection()
 
@@ -90,14 +107,9 @@ async def execute(redis: Any, *command: Arg) -> Any:
     is a ``str``, as for redis-py (a Redis Cluster client finds its keys by it)."""
     if not wired(redis):
         return await redis.execute_command(*command)
-    started = time.perf_counter()
-    try:
-        (reply,) = await _round_trip(redis, pack(command), 1)
-    finally:
-        redis_command_histogram(command[0]).observe(time.perf_counter() - started)
-    if isinstance(reply, ResponseError):
-        raise reply
-    return reply
+    replies = await _round_trip(redis, pack(command), 1, command[0])
+    _raise_first_error(replies)
+    return replies[0]
 
 
 async def execute_many(
@@ -113,15 +125,9 @@ async def execute_many(
             for command in commands:
                 pipe.execute_command(*command)
             return list(await pipe.execute(raise_on_error=raise_on_error))
-    started = time.perf_counter()
-    try:
-        replies = await _round_trip(redis, b"".join(map(pack, commands)), len(commands))
-    finally:
-        redis_command_histogram("PIPELINE").observe(time.perf_counter() - started)
+    replies = await _round_trip(redis, b"".join(map(pack, commands)), len(commands), "PIPELINE")
     if raise_on_error:
-        for reply in replies:
-            if isinstance(reply, ResponseError):
-                raise reply
+        _raise_first_error(replies)
     return replies
 
 

@@ -2,10 +2,10 @@
 
 A step that touches several shards (several hash slots) runs one script call per shard. On a
 single Redis this module pipelines those calls (:mod:`services.common.redis_wire`): one round
-trip. A Redis Cluster client does
-not pipeline scripts, so there the calls are sent concurrently (each to its slot's node):
-about one round trip too. A script the server does not know yet (``NOSCRIPT``: a restarted
-Redis) is loaded and its calls sent again; every other error is raised.
+trip. A Redis Cluster client does not pipeline scripts, so there the calls are sent
+concurrently (each to its slot's node): about one round trip too. A script the server does
+not know yet (``NOSCRIPT``: a restarted Redis) is loaded and its calls sent again; every
+other error is raised.
 """
 
 from __future__ import annotations

@@ -47,20 +47,16 @@ class StreamPublisher:
         self._prefix = ""
         self._numbers = itertools.count(1)
         self._waiting: dict[str, asyncio.Future[Any]] = {}
-        self._subscribed: asyncio.Task[None] | None = None
+        self._subscribing = asyncio.Lock()
 
     async def _subscribe(self) -> None:
-        prefix = self.nc.new_inbox()
-        await self.nc.subscribe(f"{prefix}.*", cb=self._on_reply)
-        self._prefix = prefix
-
-    async def _ready(self) -> None:
-        """Subscribe once (the first publications wait for it; a failed try is retried)."""
-        if self._subscribed is None or (
-            self._subscribed.done() and self._subscribed.exception() is not None
-        ):
-            self._subscribed = asyncio.ensure_future(self._subscribe())
-        await asyncio.shield(self._subscribed)
+        """Subscribe to the replies once (the first publications wait for it; a failed try
+        is tried again by the next one)."""
+        async with self._subscribing:
+            if not self._prefix:
+                prefix = self.nc.new_inbox()
+                await self.nc.subscribe(f"{prefix}.*", cb=self._on_reply)
+                self._prefix = prefix
 
     async def _on_reply(self, msg: Any) -> None:
         waiter = self._waiting.pop(msg.subject, None)
@@ -72,7 +68,7 @@ class StreamPublisher:
     ) -> Ack:
         """Publish ``payload`` on ``subject`` and return the stream's acknowledgement."""
         if not self._prefix:
-            await self._ready()
+            await self._subscribe()
         reply = f"{self._prefix}.{next(self._numbers)}"
         waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[reply] = waiter

@@ -19,7 +19,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from services.common.redis_wire import execute_many, score_pairs
+from services.common.redis_wire import execute, execute_many, score_pairs
 from services.common.schema import (
     Field,
     clock_of,
@@ -57,8 +57,10 @@ def _deadlines(rows: list[tuple[bytes, float]]) -> list[tuple[str, int]]:
     return [(member.decode(), int(score)) for member, score in rows]
 
 
-#: A page of a deadline index with the rows' scores, up to a count.
-_PAGE = ("WITHSCORES", "LIMIT", 0)
+def _page(shard: int, until_ms: int, offset: int, count: int) -> tuple[str | int, ...]:
+    """The command reading one page of a shard's deadline index, with the rows' scores."""
+    key = deadlines_key(shard)
+    return ("ZRANGEBYSCORE", key, "-inf", until_ms, "WITHSCORES", "LIMIT", offset, count)
 
 
 class TimerStore:
@@ -75,10 +77,7 @@ class TimerStore:
         deadline_ms)`` of the clocks ending before ``until_ms`` (one round trip per node)."""
         pages = await execute_many(
             self.redis,
-            [
-                ("ZRANGEBYSCORE", deadlines_key(shard), "-inf", until_ms, *_PAGE, count)
-                for shard in shards
-            ],
+            [_page(shard, until_ms, 0, count) for shard in shards],
         )
         return {
             shard: _deadlines(score_pairs(rows)) for shard, rows in zip(shards, pages, strict=True)
@@ -89,10 +88,9 @@ class TimerStore:
     ) -> list[tuple[str, int]]:
         """One page of a shard's deadline index from position ``offset`` (see
         :meth:`first_pages`)."""
-        rows = await self.redis.zrangebyscore(
-            deadlines_key(shard), "-inf", until_ms, offset, count, withscores=True
+        return _deadlines(
+            score_pairs(await execute(self.redis, *_page(shard, until_ms, offset, count)))
         )
-        return _deadlines(rows)
 
     async def clocks(self, table_ids: list[str]) -> list[tuple[int, int] | None]:
         """``(turn_number, kind)`` of each table's running clock (None: the table expired)."""
