@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from bench.load.main import main
+from services.common.grpc_io import use_poller_io
+
+use_poller_io()  # as the services do (the floor pipeline's processes are children)
+
+from bench.load.main import main  # noqa: E402
 
 sys.exit(main())

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from services.common.entrypoint import run_service
-from services.gateway.server import create_server
+from services.common.grpc_io import use_poller_io
+
+use_poller_io()  # before anything imports grpc
+
+from services.common.entrypoint import run_service  # noqa: E402
+from services.gateway.server import create_server  # noqa: E402
 
 
 def main() -> None:
