@@ -22,7 +22,7 @@ CALLS = 300
 
 #: A health server on a free port that prints the port, then serves until killed.
 SERVER = """
-import asyncio, sys
+import asyncio
 from services.common.grpc_io import use_poller_io
 use_poller_io()
 import grpc
