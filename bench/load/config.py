@@ -61,6 +61,8 @@ class Config:
     #: py-spy's output: ``flamegraph`` (an ``.svg``), ``raw`` (collapsed stacks, one per
     #: line with its sample count: ``.txt``) or ``speedscope`` (``.json``).
     profile_format: str = "flamegraph"
+    #: py-spy's samples a second (more samples show thin costs, at some CPU of py-spy's).
+    profile_rate_hz: int = 100
 
     def to_json(self) -> dict[str, Any]:
         """The ``config`` of the results."""
@@ -83,6 +85,7 @@ class Config:
             "pipeline": self.pipeline,
             "profile_dir": str(self.profile_dir) if self.profile_dir else None,
             "profile_format": self.profile_format,
+            "profile_rate_hz": self.profile_rate_hz,
         }
 
 
@@ -154,6 +157,13 @@ def parser() -> argparse.ArgumentParser:
         help="the profiles' format: flame graph .svg (default), raw collapsed stacks .txt "
         "(python -m bench.load.hotspots reads them), speedscope .json",
     )
+    parser.add_argument(
+        "--profile-rate",
+        type=int,
+        default=100,
+        metavar="HZ",
+        help="py-spy samples a second (100)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="where to write the results")
     parser.add_argument("--keep-logs", action="store_true", help="keep the services' logs")
@@ -223,4 +233,5 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         pipeline=args.pipeline,
         profile_dir=args.profile,
         profile_format=args.profile_format,
+        profile_rate_hz=args.profile_rate,
     )

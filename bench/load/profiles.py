@@ -4,7 +4,7 @@ and writes ``DIR/<scenario>-<process>.svg`` (an interactive flame graph: open it
 browser); ``bench/profiles/`` holds the committed ones.
 
 py-spy samples from outside (``--nonblocking``: the process is never paused), 100 times a
-second, native frames off: what the Python code costs, C extensions (grpc, protobuf) shown
+second (``--profile-rate``), native frames off: what the Python code costs, C extensions (grpc, protobuf) shown
 as the Python call that entered them.
 """
 
@@ -21,7 +21,6 @@ __all__ = ["PROFILED", "finish_profiles", "start_profiles"]
 
 #: The processes profiled.
 PROFILED = ("gateway", "table")
-RATE_HZ = 100
 #: The file name's extension of each py-spy format.
 EXTENSIONS = {"flamegraph": "svg", "raw": "txt", "speedscope": "json"}
 
@@ -47,7 +46,7 @@ async def start_profiles(
     for name in PROFILED:
         out = config.profile_dir / f"{config.scenario}-{name}.{extension}"
         command = [binary, "record", "--pid", str(pids[name]), "--nonblocking"]
-        command += ["--duration", str(int(config.seconds)), "--rate", str(RATE_HZ)]
+        command += ["--duration", str(int(config.seconds)), "--rate", str(config.profile_rate_hz)]
         command += ["--format", config.profile_format, "--output", str(out)]
         started.append(
             await asyncio.create_subprocess_exec(

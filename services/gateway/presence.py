@@ -2,9 +2,10 @@
 
 A stream takes a lease on its seat when it opens (:class:`~services.common.presence.PresenceLeases`,
 holder ``<gateway id>:<stream number>``) and gives it back when it ends. One task renews every
-lease this gateway holds, every third of the lease time, one script call per 250 leases,
-so the cost does not grow with a task per stream. If the gateway dies, its leases run out
-and the timer service marks the seats disconnected (S3).
+lease this gateway holds, every third of the lease time, 250 leases per round trip (sorted
+by shard: a script call per shard, renewing a table's leases together), so the cost does
+not grow with a task per stream. If the gateway dies, its leases run out and the timer
+service marks the seats disconnected (S3).
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ import asyncio
 
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
+from services.common.schema import shard_of
 
 #: Leases renewed per Redis call; the gateway's event loop yields between two calls.
 BATCH = 250
 
 log = get_logger(__name__)
+
+
+def _shard_and_table(lease: tuple[str, int, str]) -> tuple[int, str]:
+    """The order leases are renewed in: by shard, then table."""
+    return shard_of(lease[0]), lease[0]
 
 
 class LeaseKeeper:
@@ -47,8 +54,12 @@ class LeaseKeeper:
         return await self.leases.release(lease[0], lease[1], holder)
 
     async def renew_all(self) -> None:
-        """Renew every held lease, in pipelined batches."""
-        leases = [(table, seat, holder) for holder, (table, seat) in list(self._held.items())]
+        """Renew every held lease, in pipelined batches of leases of neighbouring shards (a
+        batch's script calls, one per shard, each renew many tables' leases)."""
+        leases = sorted(
+            ((table, seat, holder) for holder, (table, seat) in list(self._held.items())),
+            key=_shard_and_table,
+        )
         for start in range(0, len(leases), BATCH):
             await self.leases.renew_many(leases[start : start + BATCH], self.ttl_ms)
 

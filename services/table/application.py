@@ -74,7 +74,7 @@ from services.table import metrics
 from services.table.command_log import decode_log, encode_entry
 from services.table.fresh_views import FreshViews
 from services.table.limits import Budget, Limiter, Spent
-from services.table.publisher import EventPublisher
+from services.table.publisher import EventPublisher, OutboxEvent
 from services.table.record_cache import RecordCache
 from services.table.robot_turns import RobotTurnPublisher
 from services.table.store import Client, Commit, TableStore
@@ -719,7 +719,10 @@ class TableApp:
             self.on_applied(write.command, write.transition)
         if self.publisher is not None:
             try:
-                await self.publisher.publish(state.table_id, pending, clear_in_background=True)
+                outbox = [*map(OutboxEvent.parse, pending), OutboxEvent(event, commit.event)]
+                await self.publisher.publish_events(
+                    state.table_id, outbox, clear_in_background=True
+                )
             except Exception:  # the relay re-publishes what is left in the outbox
                 metrics.PUBLISH_FAILURES.inc()
                 log.exception(

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
 
 from dominos.v1 import events_pb2
 
@@ -40,6 +40,18 @@ log = get_logger(__name__)
 CLEAR_DELAY_S: Final = 0.2
 #: Tables whose last acknowledged version a publisher remembers (most recent first).
 ACKED_REMEMBERED: Final = 65_536
+
+
+class OutboxEvent(NamedTuple):
+    """An outbox event: the message and its bytes as stored (published as they are)."""
+
+    event: events_pb2.TableEvent
+    data: bytes
+
+    @classmethod
+    def parse(cls, data: bytes) -> OutboxEvent:
+        """The outbox event stored as ``data`` (a serialised ``TableEvent``)."""
+        return cls(events_pb2.TableEvent.FromString(data), data)
 
 
 class EventPublisher:
@@ -75,18 +87,26 @@ class EventPublisher:
     async def publish(
         self, table_id: str, events: list[bytes], *, clear_in_background: bool = False
     ) -> int:
-        """Publish ``events`` (serialised ``TableEvent``\\ s, version order) and clear them
-        from the outbox once acknowledged; returns how many NATS stored as new (not
-        duplicates). Events NATS already acknowledged to this publisher are not sent again
-        (an outbox read before their clearing landed still holds them). With
-        ``clear_in_background`` the caller does not wait for the clearing (a command's answer
-        need not): it joins the next batch; if it never happens, the relay re-publishes and
-        NATS drops the duplicates."""
+        """:meth:`publish_events` of serialised ``TableEvent``\\ s (version order)."""
+        return await self.publish_events(
+            table_id,
+            [OutboxEvent.parse(data) for data in events],
+            clear_in_background=clear_in_background,
+        )
+
+    async def publish_events(
+        self, table_id: str, events: Sequence[OutboxEvent], *, clear_in_background: bool = False
+    ) -> int:
+        """Publish ``events`` (version order) and clear them from the outbox once
+        acknowledged; returns how many NATS stored as new (not duplicates). Events NATS
+        already acknowledged to this publisher are not sent again (an outbox read before
+        their clearing landed still holds them). With ``clear_in_background`` the caller
+        does not wait for the clearing (a command's answer need not): it joins the next
+        batch; if it never happens, the relay re-publishes and NATS drops the duplicates."""
         fresh = 0
         last = 0
         acknowledged = self._acked.get(table_id, 0)
-        for data in events:
-            event = events_pb2.TableEvent.FromString(data)
+        for event, data in events:
             if event.version <= acknowledged:
                 last = event.version  # acknowledged already: only its clearing is due
                 continue

@@ -40,7 +40,7 @@ from services.common.schema import (
     table_key,
 )
 from services.common.scripts import ScriptCall, call_script, call_scripts
-from services.rules import TableState
+from services.rules import Phase, TableState
 
 CREATE_TTL_MS: Final = 10 * 60 * 1000
 
@@ -54,7 +54,9 @@ CREATE_TTL_MS: Final = 10 * 60 * 1000
 # an index in KEYS from 7, 1-based; 0: no table before), 13.. bookkeeping fields as name,
 # value pairs. The table leaves the other phase indexes only when its phase changes: the
 # compare-and-set proves the record is the one read, and every commit keeps a table in
-# exactly its phase's index (one command less per index on every other commit).
+# exactly its phase's index (one command less per index on every other commit). Returns
+# {1, the outbox's events older than this one} (its own event the caller has: no need to
+# send it back), or {0, the version found}.
 _COMMIT = lua("""
 local T = KEYS[1]
 local held = redis.call('HMGET', T, '$VERSION', '$LAST_TIME', '$STATE_CHUNKS', '$LOG_CHUNKS')
@@ -111,7 +113,7 @@ if 6 + tonumber(was) ~= phase then
     if i ~= phase then redis.call('ZREM', KEYS[i], id) end
   end
 end
-return {1, redis.call('ZRANGE', KEYS[2], 0, -1)}
+return {1, redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2])}
 """)
 
 # Clear published events from the outboxes of several tables in one step. KEYS: the pending
@@ -143,9 +145,21 @@ return counts
 """
 
 
+#: Per shard, the keys of its indexes a commit writes: the deadlines, the pending outboxes,
+#: then one phase index per phase (made once: every commit needs them).
+_SHARD_KEYS: Final = tuple(
+    (deadlines_key(shard), pending_key(shard), *(phase_key(shard, p) for p in PHASES))
+    for shard in range(SHARDS)
+)
+
+
+#: The commit script's number of each phase's index (1-based, in :data:`PHASES`' order).
+_PHASE_INDEX: Final = {phase: PHASES.index(phase.name.lower()) + 1 for phase in Phase}
+
+
 def _phase_index(state: TableState) -> int:
     """The commit script's number of the phase index ``state`` belongs to (1-based)."""
-    return PHASES.index(state.phase.name.lower()) + 1
+    return _PHASE_INDEX[state.phase]
 
 
 class Census(NamedTuple):
@@ -255,20 +269,21 @@ class TableStore:
     async def commit(self, commit: Commit) -> list[bytes] | None:
         """Write ``commit`` if the table is still at the version it was read at.
 
-        Returns the outbox after the write (every unpublished event, in version order), or
-        ``None`` when the version moved on (nothing was written).
+        Returns the outbox's events from before this commit still waiting to be published
+        (in version order; usually none: this commit's own event, ``commit.event``, follows
+        them), or ``None`` when the version moved on (nothing was written).
         """
         state, before, changes = commit.state, commit.before, commit.changes
-        shard = shard_of(state.table_id)
         table = table_key(state.table_id)
+        deadlines, pending, *phases = _SHARD_KEYS[shard_of(state.table_id)]
         keys = [
             table,
             outbox_key(state.table_id),
-            deadlines_key(shard),
-            pending_key(shard),
+            deadlines,
+            pending,
             code_key(commit.code),
             create_key(commit.create_request[0]) if commit.create_request else table,
-            *(phase_key(shard, p) for p in PHASES),
+            *phases,
         ]
         args: list[Any] = [
             f"{before.version}:{before.last_time_ms}" if before is not None else 0,

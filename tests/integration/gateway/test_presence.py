@@ -43,6 +43,38 @@ async def test_leases_renewed_in_batches_outlive_their_ttl_and_expire_once_dropp
     assert sorted(claimed) == [("t" * 22, seat) for seat in range(4)]
 
 
+async def test_one_renewal_round_renews_every_lease_of_many_tables_across_shards(
+    redis_connect: Any, redis_client: Any
+) -> None:
+    """Leases renewed a table at a time (one HSET, one PEXPIRE per table, one ZADD per
+    shard): each lease field, its hash's lifetime and its seat's index entry get the new
+    expiry, whichever table, shard or number of seats and holders."""
+    leases = PresenceLeases(redis_connect("gateway"))
+    tables = [f"renew{i:02d}".ljust(22, "x") for i in range(12)]
+    held = [
+        (table, seat, f"gw:{i}.{seat}")
+        for i, table in enumerate(tables)
+        for seat in range(1 + i % 4)
+    ]
+    held.append((tables[0], 0, "gw:second-stream"))  # two streams on one seat
+    assert len({shard_of(table) for table in tables}) > 3
+    before = int(time.time() * 1000)
+    await leases.renew_many(held, 60_000)
+    after = int(time.time() * 1000)
+    for table in tables:
+        fields = await redis_client.hgetall(presence_leases_key(table))
+        expected = {f"{seat}|{holder}".encode() for t, seat, holder in held if t == table}
+        assert set(fields) == expected
+        expiries = {int(value) for value in fields.values()}  # one round: one expiry
+        assert len(expiries) == 1
+        expiry = expiries.pop()
+        assert before + 60_000 - 50 <= expiry <= after + 60_000 + 50
+        assert 170_000 < await redis_client.pttl(presence_leases_key(table)) <= 180_000
+        for seat in {seat for t, seat, _ in held if t == table}:
+            member = f"{table}:{seat}"
+            assert await redis_client.zscore(presence_key(shard_of(table)), member) == expiry
+
+
 async def test_a_seat_stays_connected_until_its_last_stream_ends_in_either_order(
     redis_client: Any, redis_connect: Any
 ) -> None:

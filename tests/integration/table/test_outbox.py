@@ -69,6 +69,43 @@ async def test_a_version_committed_but_never_published_is_relayed_exactly_once_a
         await restarted.stop()
 
 
+async def test_a_commit_publishes_the_events_a_crashed_replica_left_first_then_its_own(
+    redis_server: Any, nats_server: Any, nats_client: Any, redis_connect: Any
+) -> None:
+    """The commit answers only the outbox's older events (its own it sends from memory):
+    the next command of any replica publishes what a crash left behind, in version order,
+    without waiting for the relay."""
+    settings = table_settings(redis_server.url_for("table"), nats_server.url_for("table"))
+    js = nats_client.jetstream()
+    await ensure_table_stream(js)
+    store = TableStore(redis_connect("table"))
+    healthy = TableApp(  # no relay runs here: only its commands publish
+        store, EventPublisher(store, nc=nats_client, sweep_ms=1000), policy_from(settings)
+    )
+    created = await healthy.create_table(
+        gateway_pb2.CreateTableRequest(request_id=rid(), host_name="Ana"), LOCAL
+    )
+    await wait_for(lambda: _outbox_empty(store, created.table_id), timeout=5)
+    crashed = TableApp(store, None, policy_from(settings))
+    for name in ("Bo", "Cy"):
+        await crashed.join_table(
+            gateway_pb2.JoinTableRequest(
+                request_id=rid(), invitation_code=created.invitation_code, player_name=name
+            ),
+            Client(f"ipv4:10.9.9.{len(name)}", f"gw/ipv4:10.9.9.{len(name)}:4000"),
+        )
+    assert len(await store.outbox(created.table_id)) == 2  # versions 2 and 3, unpublished
+    joined = await healthy.join_table(
+        gateway_pb2.JoinTableRequest(
+            request_id=rid(), invitation_code=created.invitation_code, player_name="Di"
+        ),
+        Client("ipv4:10.9.8.1", "gw/ipv4:10.9.8.1:4000"),
+    )
+    assert joined.view.version == 4
+    assert await stream_versions(js, created.table_id, 4) == [1, 2, 3, 4]
+    await wait_for(lambda: _outbox_empty(store, created.table_id), timeout=5)
+
+
 async def _outbox_empty(store: TableStore, table_id: str) -> bool:
     return await store.outbox(table_id) == []
 
