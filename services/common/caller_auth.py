@@ -1,8 +1,8 @@
 """Service-to-service credentials on internal gRPC calls (the gateway → the table service).
 
 A caller presents ``<caller>.<secret>`` in the ``dominos-caller`` metadata of every call
-(:class:`CallerCredentials`, a client interceptor). The server
-(:class:`CallerAuthInterceptor`) compares it in constant time with the credentials it accepts
+(:class:`CallerCredentials`, a client interceptor). The server (:class:`CallerAuth`, wrapping
+each protected method's handler) compares it in constant time with the credentials it accepts
 (``DOMINOS_TABLE_CALLERS``: several at once during a rotation) and refuses any other call of
 the protected services with ``UNAUTHENTICATED`` — without an ``ErrorInfo``, so a gateway with
 a wrong credential answers its clients ``UNAVAILABLE`` and logs the failure instead of
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import hmac
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import grpc
@@ -48,9 +48,11 @@ def parse_credentials(text: str) -> dict[str, list[bytes]]:
     return accepted
 
 
-class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class CallerAuth:
     """Refuses calls of ``protected`` services without an accepted caller credential, and
-    (with ``grants``) calls of a service outside the caller's grant."""
+    (with ``grants``) calls of a service outside the caller's grant: a
+    :data:`~services.common.handler_wrapping.HandlerWrapper`, wrapping each protected
+    method's handler once when it is registered (no interceptor runs per call)."""
 
     def __init__(
         self,
@@ -86,38 +88,35 @@ class CallerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             return name if matched else None
         return None
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        """Serve the call as the authenticated caller, or refuse it. The caller is set in the
-        call's context here: gRPC runs the interceptors and then the handler in one task per
-        call, so the handler reads it (:func:`current_caller`) without a wrapper per call."""
-        method = handler_call_details.method or ""
+    def __call__(self, method: str, handler: Any) -> Any:
+        """``handler`` of ``method`` served only to an authenticated caller within its grant
+        (the caller set in the call's context for the servicer, :func:`current_caller`);
+        the handler of an unprotected method as it is. The request is parsed only once the
+        caller is accepted (an unauthenticated call is refused whatever its bytes)."""
         if not method.startswith(self.prefixes):
-            return await continuation(handler_call_details)
-        caller = self.caller_of(handler_call_details.invocation_metadata)
-        if caller is None:
-            return _REFUSE
-        if not self.granted(caller, method):
-            return _REFUSE_OUTSIDE_GRANT
-        _caller.set(caller)
-        return await continuation(handler_call_details)
+            return handler
+        if handler.unary_unary is None:
+            raise ValueError(f"{method}: only unary methods can be protected by caller auth")
+        behavior, parse = handler.unary_unary, handler.request_deserializer
 
+        async def checked(raw: bytes, context: Any) -> Any:
+            caller = self.caller_of(context.invocation_metadata())
+            if caller is None:
+                await context.abort(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "a service credential is required (dominos-caller)",
+                )
+            elif not self.granted(caller, method):
+                await context.abort(
+                    grpc.StatusCode.PERMISSION_DENIED, "this caller may not call this service"
+                )
+            else:
+                _caller.set(caller)
+            return await behavior(raw if parse is None else parse(raw), context)
 
-async def _refuse_outside_grant(request: Any, context: Any) -> None:
-    await context.abort(grpc.StatusCode.PERMISSION_DENIED, "this caller may not call this service")
-
-
-async def _refuse(request: Any, context: Any) -> None:
-    await context.abort(
-        grpc.StatusCode.UNAUTHENTICATED, "a service credential is required (dominos-caller)"
-    )
-
-
-_REFUSE: Final = grpc.unary_unary_rpc_method_handler(_refuse)
-_REFUSE_OUTSIDE_GRANT: Final = grpc.unary_unary_rpc_method_handler(_refuse_outside_grant)
+        return grpc.unary_unary_rpc_method_handler(
+            checked, request_deserializer=None, response_serializer=handler.response_serializer
+        )
 
 
 class CallerCredentials(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]

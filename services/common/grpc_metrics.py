@@ -1,10 +1,11 @@
 """RED metrics of every gRPC server: requests, errors and duration per method and status code.
 
-:class:`MetricsInterceptor` is installed by :class:`~services.common.grpc_server.ServiceRuntime`
-on every server. Labels are the gRPC service, the method, its type (``unary`` or
-``server_stream``: a latency quantile over unary calls must not mix in streams, which last as
-long as a client watches, health ``Watch`` included) and the status code name: never a table
-id or a player. Streams are timed from their start to their end.
+:func:`count_and_time` wraps every method handler of every server, once, when
+:class:`~services.common.grpc_server.ServiceRuntime` registers it (no interceptor runs per
+call: :mod:`services.common.handler_wrapping`). Labels are the gRPC service, the method, its
+type (``unary`` or ``server_stream``: a latency quantile over unary calls must not mix in
+streams, which last as long as a client watches, health ``Watch`` included) and the status
+code name: never a table id or a player. Streams are timed from their start to their end.
 
 - ``dominos_grpc_server_started_total{grpc_service, grpc_method, grpc_type}``
 - ``dominos_grpc_server_handled_total{grpc_service, grpc_method, grpc_type, grpc_code}``
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
@@ -105,35 +106,11 @@ def _code_of(context: Any, error: BaseException | None) -> str:
     return "CANCELLED" if "Cancel" in type(error).__name__ else "UNKNOWN"
 
 
-#: Wrapped handlers a :class:`MetricsInterceptor` keeps (methods x the handlers an inner
-#: interceptor may answer with); beyond, a handler is wrapped for its call only.
-_WRAPPED_KEPT = 256
-
-
-class MetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Counts and times every RPC (unary and streaming) of an aio server. A method's handler
-    is wrapped once and the wrapper reused for its later calls."""
-
-    def __init__(self) -> None:
-        #: (method, id of the handler) → (the handler, kept alive; its timed wrapper).
-        self._wrapped: dict[tuple[str, int], tuple[Any, Any]] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[Any], Awaitable[Any]],
-        handler_call_details: Any,
-    ) -> Any:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
-        key = (handler_call_details.method, id(handler))
-        kept = self._wrapped.get(key)
-        if kept is not None and kept[0] is handler:
-            return kept[1]
-        wrapped = _wrap(handler, *split_method(handler_call_details.method))
-        if len(self._wrapped) < _WRAPPED_KEPT:
-            self._wrapped[key] = (handler, wrapped)
-        return wrapped
+def count_and_time(full_method: str, handler: Any) -> Any:
+    """``handler`` counted and timed as ``full_method`` (``/package.Service/Method``): the
+    :data:`~services.common.handler_wrapping.HandlerWrapper` every server registers its
+    handlers through (:class:`~services.common.grpc_server.ServiceRuntime`)."""
+    return _wrap(handler, *split_method(full_method))
 
 
 def _wrap(handler: Any, service: str, method: str) -> Any:

@@ -50,7 +50,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from services.common import reflection as served_reflection
-from services.common.grpc_metrics import MetricsInterceptor, precreate_server
+from services.common.grpc_metrics import count_and_time, precreate_server
+from services.common.handler_wrapping import HandlerWrapper, WrappingRegistrar
 from services.common.logging import get_logger
 from services.common.loop_lag import watch_loop_lag
 from services.common.tasks import stop_task
@@ -74,7 +75,9 @@ __all__ = [
 ]
 
 ServicerRegistrar = Callable[[Any], None]
-"""Callback adding servicers to the ``grpc.aio.Server`` it is given."""
+"""Callback adding servicers to the server it is given (a
+:class:`~services.common.handler_wrapping.WrappingRegistrar` standing for the
+``grpc.aio.Server``: ``add_*Servicer_to_server(servicer, server)`` works with it)."""
 
 ShutdownHook = Callable[[], Awaitable[object]]
 """Async callable run after the server has stopped (drain NATS, close Redis, ...)."""
@@ -161,12 +164,15 @@ class ServiceRuntime:
         drain_seconds: float = 0.0,
         hook_timeout_seconds: float = 10.0,
         options: Sequence[tuple[str, Any]] = SERVER_OPTIONS,
-        interceptors: Sequence[Any] = (),
+        wrappers: Sequence[HandlerWrapper] = (),
     ) -> None:
         """Describe the server; nothing is bound until :meth:`start`.
 
         ``service_names`` are fully-qualified gRPC service names (``dominos.v1.TableService``)
-        reported by health and reflection; ``registrars`` add their servicers. ``grace_seconds``
+        reported by health and reflection; ``registrars`` add their servicers. ``wrappers``
+        wrap every method handler (the servicers', health's, reflection's) once, when it is
+        registered, the first outermost (:mod:`services.common.handler_wrapping`): they take
+        the place of server interceptors, which would run on every call. ``grace_seconds``
         bounds how long in-flight calls may run during shutdown; ``hook_timeout_seconds`` is
         the default bound of each shutdown hook.
         """
@@ -183,7 +189,7 @@ class ServiceRuntime:
         self._drain_callbacks: list[Callable[[], object]] = []
         self._hook_timeout = hook_timeout_seconds
         self._options = tuple(options)
-        self._interceptors = tuple(interceptors)
+        self._wrappers = tuple(wrappers)
         self._hooks: list[_Hook] = []
         self._server: Any = None
         self._health = health.aio.HealthServicer()
@@ -201,11 +207,12 @@ class ServiceRuntime:
         *,
         service_names: Sequence[str] = (),
         registrars: Sequence[ServicerRegistrar] = (),
-        interceptors: Sequence[Any] = (),
+        wrappers: Sequence[HandlerWrapper] = (),
         options: Sequence[tuple[str, Any]] = SERVER_OPTIONS,
     ) -> ServiceRuntime:
         """A runtime listening on ``settings.grpc_host:grpc_port`` with the configured grace,
-        counting every RPC (:class:`~services.common.grpc_metrics.MetricsInterceptor`)."""
+        counting and timing every RPC (:func:`~services.common.grpc_metrics.count_and_time`,
+        the outermost wrapper, then ``wrappers``)."""
         return cls(
             service_names=service_names,
             registrars=registrars,
@@ -214,7 +221,7 @@ class ServiceRuntime:
             grace_seconds=settings.shutdown_grace_seconds,
             drain_seconds=settings.shutdown_drain_seconds,
             options=options,
-            interceptors=(MetricsInterceptor(), *interceptors),
+            wrappers=(count_and_time, *wrappers),
         )
 
     # -- introspection ------------------------------------------------------------------
@@ -278,11 +285,12 @@ class ServiceRuntime:
         """
         if self._server is not None:
             raise RuntimeError("server already started")
-        server = grpc.aio.server(options=self._options, interceptors=self._interceptors or None)
+        server = grpc.aio.server(options=self._options)
+        registrar = WrappingRegistrar(server, self._wrappers)
         for register in self._registrars:
-            register(server)
-        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        served_reflection.enable(server, (*self._service_names, HEALTH_SERVICE_NAME))
+            register(registrar)
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, registrar)
+        served_reflection.enable(registrar, (*self._service_names, HEALTH_SERVICE_NAME))
         address = _join_host_port(self._host, self._requested_port)
         try:
             port = server.add_insecure_port(address)

@@ -18,7 +18,7 @@ from nats.aio.client import Client as NatsClient
 from redis.asyncio import Redis
 
 from services.common.bus import ensure_robot_stream, ensure_table_stream
-from services.common.caller_auth import BOTS, CallerAuthInterceptor, parse_credentials
+from services.common.caller_auth import BOTS, CallerAuth, parse_credentials
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
@@ -78,7 +78,7 @@ async def _sample_tables(store: TableStore, interval_s: float = 5.0) -> None:
         await asyncio.sleep(interval_s)
 
 
-def _caller_auth(settings: Settings) -> tuple[CallerAuthInterceptor, ...]:
+def _caller_auth(settings: Settings) -> tuple[CallerAuth, ...]:
     """Every call must present a credential of ``DOMINOS_TABLE_CALLERS`` (none is asked only
     in development without callers configured). The caller ``bots`` may call RobotService
     and nothing else; every other caller TableService and not RobotService (issue 20)."""
@@ -86,7 +86,7 @@ def _caller_auth(settings: Settings) -> tuple[CallerAuthInterceptor, ...]:
         log.warning("table.callers_unauthenticated", reason="DOMINOS_DEVELOPMENT without callers")
         return ()
     return (
-        CallerAuthInterceptor(
+        CallerAuth(
             parse_credentials(settings.table_callers),
             [SERVICE_NAME, ROBOT_SERVICE_NAME],
             grants={BOTS: frozenset({ROBOT_SERVICE_NAME})},
@@ -146,7 +146,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
         service_names=[SERVICE_NAME, ROBOT_SERVICE_NAME],
         registrars=[lambda server: _register(servicer, robots, server)],
         options=INTERNAL_SERVER_OPTIONS,
-        interceptors=_caller_auth(settings),
+        wrappers=_caller_auth(settings),
     )
     consumer = TimerConsumer(
         app,

@@ -13,6 +13,7 @@ import pytest
 from dominos.v1 import gateway_pb2, table_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.grpc_metrics import HANDLED
 from services.common.settings import Settings, SettingsError
 from services.gateway.server import create_server as create_gateway
 from services.table.server import create_server
@@ -73,6 +74,31 @@ async def test_table_service_calls_without_a_valid_caller_credential_are_refused
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     finally:
         await stranger.close()
+
+
+@pytest.mark.parametrize("credential", ["", "gateway.wrong-secret-0123456789"])
+async def test_a_strangers_bytes_are_refused_unauthenticated_before_they_are_parsed(
+    table_service: tuple[Any, int], credential: str
+) -> None:
+    """Corrupt request bytes from a caller without a valid credential: UNAUTHENTICATED (the
+    caller is checked first), not the parse error an authenticated caller would get, and the
+    refusal is counted under its method with its status."""
+    _, port = table_service
+    metadata = (("dominos-caller", credential),) if credential else ()
+    refused = HANDLED.labels("dominos.v1.TableService", "Execute", "unary", "UNAUTHENTICATED")
+    before = refused._value.get()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        execute = channel.unary_unary("/dominos.v1.TableService/Execute")
+        with pytest.raises(grpc.aio.AioRpcError) as stranger:
+            await execute(b"\xff\xff\xff not a request", metadata=metadata)
+        assert _refused(stranger.value), stranger.value
+        with pytest.raises(grpc.aio.AioRpcError) as gateway:
+            await execute(
+                b"\xff\xff\xff not a request",
+                metadata=(("dominos-caller", SESSION_SECRETS.gateway_credential),),
+            )
+        assert gateway.value.code() == grpc.StatusCode.UNKNOWN  # parsed, and found corrupt
+    assert refused._value.get() == before + 1
 
 
 async def test_the_gateways_credential_is_served(client: TableClient) -> None:
