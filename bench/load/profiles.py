@@ -4,8 +4,8 @@ and writes ``DIR/<scenario>-<process>.svg`` (an interactive flame graph: open it
 browser); ``bench/profiles/`` holds the committed ones.
 
 py-spy samples from outside (``--nonblocking``: the process is never paused), 100 times a
-second (``--profile-rate``), native frames off: what the Python code costs, C extensions (grpc, protobuf) shown
-as the Python call that entered them.
+second (``--profile-rate``), native frames off: what the Python code costs, C extensions
+(grpc, protobuf) shown as the Python call that entered them.
 """
 
 from __future__ import annotations

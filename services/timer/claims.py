@@ -96,10 +96,13 @@ class TimerStore:
         """``(turn_number, kind)`` of each table's running clock (None: the table expired)."""
         if not table_ids:
             return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for table_id in table_ids:
-                pipe.hmget(table_key(table_id), Field.TURN, Field.DEADLINE_KIND)
-            fields = await pipe.execute()
+        fields = await execute_many(
+            self.redis,
+            [
+                ("HMGET", table_key(table_id), Field.TURN, Field.DEADLINE_KIND)
+                for table_id in table_ids
+            ],
+        )
         return [clock_of(turn, kind) for turn, kind in fields]
 
     async def claim(self, due: list[tuple[str, int, int]], lease_ms: int) -> list[int]:

@@ -13,8 +13,16 @@ import pytest
 from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from services.common.redis_wire import execute, execute_many, pack, score_pairs, wired
+from services.common.redis_wire import (
+    driven_directly,
+    execute,
+    execute_many,
+    pack,
+    score_pairs,
+    wired,
+)
 from testing.waiting import wait_for
 
 INDEX = "dominos:{7}:deadlines"
@@ -126,3 +134,35 @@ async def test_a_cancelled_call_leaves_no_reply_for_the_next_one(redis_client: R
     await redis_client.rpush(queue, b"late")
     for _ in range(5):
         assert await execute(redis_client, "GET", TABLE) == b"current"
+
+
+async def test_the_installed_redis_py_connections_are_driven_directly(
+    redis_client: Redis,
+) -> None:
+    """The installed redis-py still has what the direct path uses (one timeout per round
+    trip, no task per write): a release that renames it falls back to its own send and read,
+    slower, and fails this test so that someone looks."""
+    pool: Any = redis_client.connection_pool
+    connection = await pool.get_connection()
+    try:
+        assert driven_directly(connection)
+    finally:
+        await pool.release(connection)
+
+
+async def test_a_round_trip_past_the_socket_timeout_closes_its_connection(
+    redis_server: Any, redis_client: Redis
+) -> None:
+    """A pipeline whose replies come too late raises redis-py's TimeoutError, and its
+    connection is closed: the late replies never answer a later command."""
+    queue = "dominos:wire:slow"
+    await redis_client.set(TABLE, b"current")
+    impatient = Redis.from_url(redis_server.url_for("admin"), socket_timeout=0.3)
+    try:
+        with pytest.raises(RedisTimeoutError):
+            await execute_many(impatient, [("GET", TABLE), ("BLPOP", queue, 2)])
+        await redis_client.rpush(queue, b"late")
+        for _ in range(3):
+            assert await execute(impatient, "GET", TABLE) == b"current"
+    finally:
+        await impatient.aclose()
