@@ -54,7 +54,8 @@ CREATE_TTL_MS: Final = 10 * 60 * 1000
 # an index in KEYS from 7, 1-based; 0: no table before), 13.. bookkeeping fields as name,
 # value pairs. The table leaves the other phase indexes only when its phase changes: the
 # compare-and-set proves the record is the one read, and every commit keeps a table in
-# exactly its phase's index (one command less per index on every other commit). Returns
+# exactly its phase's index (one command less per index on every other commit). The state's
+# chunks, the log's new or grown chunks and the bookkeeping fields go in one HSET. Returns
 # {1, the outbox's events older than this one} (its own event the caller has: no need to
 # send it back), or {0, the version found}.
 _COMMIT = lua("""
@@ -69,30 +70,43 @@ end
 local CH = 64
 local state, entry = ARGV[3], ARGV[4]
 local old_sn = tonumber(held[3] or '0')
+local f = {}
 local sn = 0
 for i = 1, #state, CH do
-  redis.call('HSET', T, '$STATE' .. sn, string.sub(state, i, i + CH - 1))
+  f[#f + 1] = '$STATE' .. sn
+  f[#f + 1] = string.sub(state, i, i + CH - 1)
   sn = sn + 1
 end
-for i = sn, old_sn - 1 do redis.call('HDEL', T, '$STATE' .. i) end
 local ln = tonumber(held[4] or '0')
 local pos = 1
 if ln > 0 then
   local last = redis.call('HGET', T, '$LOG' .. (ln - 1))
   local room = CH - #last
   if room > 0 then
-    redis.call('HSET', T, '$LOG' .. (ln - 1), last .. string.sub(entry, 1, room))
+    f[#f + 1] = '$LOG' .. (ln - 1)
+    f[#f + 1] = last .. string.sub(entry, 1, room)
     pos = room + 1
   end
 end
 while pos <= #entry do
-  redis.call('HSET', T, '$LOG' .. ln, string.sub(entry, pos, pos + CH - 1))
+  f[#f + 1] = '$LOG' .. ln
+  f[#f + 1] = string.sub(entry, pos, pos + CH - 1)
   ln = ln + 1
   pos = pos + CH
 end
-local fields = {'$VERSION', ARGV[2], '$STATE_CHUNKS', sn, '$LOG_CHUNKS', ln}
-for i = 13, #ARGV do fields[#fields + 1] = ARGV[i] end
-redis.call('HSET', T, unpack(fields))
+f[#f + 1] = '$VERSION'
+f[#f + 1] = ARGV[2]
+f[#f + 1] = '$STATE_CHUNKS'
+f[#f + 1] = sn
+f[#f + 1] = '$LOG_CHUNKS'
+f[#f + 1] = ln
+for i = 13, #ARGV do f[#f + 1] = ARGV[i] end
+redis.call('HSET', T, unpack(f))
+if sn < old_sn then
+  local gone = {}
+  for i = sn, old_sn - 1 do gone[#gone + 1] = '$STATE' .. i end
+  redis.call('HDEL', T, unpack(gone))
+end
 local id, now, ttl = ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
 redis.call('ZADD', KEYS[4], 'NX', now, id)
