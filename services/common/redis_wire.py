@@ -31,6 +31,13 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from services.common.dependency_metrics import redis_command_histogram
 
+#: hiredis's C packer (redis[hiredis]): byte for byte what :func:`_python_pack` writes.
+_c_pack: Any
+try:
+    from hiredis import pack_command as _c_pack
+except ImportError:  # pragma: no cover - redis-py without its hiredis extra
+    _c_pack = None
+
 __all__ = ["Arg", "driven_directly", "execute", "execute_many", "pack", "score_pairs", "wired"]
 
 #: What a command argument may be (what redis-py's encoder takes, less memoryviews).
@@ -56,9 +63,24 @@ def _bulk(value: Arg) -> bytes:
     return b"$%d\r\n%b\r\n" % (len(data), data)
 
 
-def pack(command: Sequence[Arg]) -> bytes:
-    """One command as the Redis protocol sends it: an array of bulk strings."""
+def _python_pack(command: Sequence[Arg]) -> bytes:
     return b"*%d\r\n" % len(command) + b"".join(map(_bulk, command))
+
+
+def pack(command: Sequence[Arg]) -> bytes:
+    """One command as the Redis protocol sends it: an array of bulk strings.
+
+    Packed by hiredis's C packer when it takes every argument (~3x less CPU than Python's:
+    a commit's ~30 arguments, a sweep's 64 commands; issue 22), else here: an argument
+    hiredis refuses by its exact type (an ``IntEnum``) is packed as its number, one that
+    redis-py would refuse too (``bool``, ``None``, a list) raises ``DataError``."""
+    if _c_pack is not None:
+        try:
+            packed: bytes = _c_pack(command if type(command) is tuple else tuple(command))
+            return packed
+        except TypeError:
+            pass
+    return _python_pack(command)
 
 
 async def _round_trip(redis: Redis, packed: bytes, count: int, label: Arg) -> list[Any]:
