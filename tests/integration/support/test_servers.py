@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from testing.servers import (
     claim_port,
     ephemeral_port_floor,
     free_port,
+    nats_binary,
 )
 
 
@@ -49,6 +51,24 @@ def nats_proc(tmp_path: Path) -> Iterator[NatsServer]:
     server = NatsServer(data_dir=tmp_path / "nats")
     yield server
     server.stop(timeout=5)
+
+
+def test_a_nats_server_runs_the_venvs_release_whatever_path_finds_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster, the tests and the load bench's floor pipeline all run the venv's
+    nats-server (issue 22: Debian's older one, first on a PATH without the venv, ran the
+    bench's floor while the cluster ran the venv's)."""
+    venv = nats_binary()
+    if venv is None:
+        pytest.skip("no nats-server in the venv: every server takes the one on PATH")
+    other = tmp_path / "bin" / "nats-server"
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\nexit 1\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{other.parent}:{os.environ.get('PATH', '')}")
+    assert NatsServer(data_dir=tmp_path / "nats").binary == venv
+    assert NatsServer(data_dir=tmp_path / "n2", binary=str(other)).binary == str(other)
 
 
 def test_free_ports_are_distinct() -> None:
