@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from services.common import redis_wire
 from services.common.redis_wire import (
     driven_directly,
     execute,
@@ -164,5 +165,72 @@ async def test_a_round_trip_past_the_socket_timeout_closes_its_connection(
         await redis_client.rpush(queue, b"late")
         for _ in range(3):
             assert await execute(impatient, "GET", TABLE) == b"current"
+    finally:
+        await impatient.aclose()
+
+
+async def test_consecutive_round_trips_reuse_one_connection_without_the_pool(
+    redis_connect: Callable[[str], Any],
+) -> None:
+    table = redis_connect("table")
+    pool = table.connection_pool
+    await execute(table, "SET", TABLE, b"kept")
+    taken = 0
+    take = pool.get_connection
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal taken
+        taken += 1
+        return await take(*args, **kwargs)
+
+    pool.get_connection = counted
+    for _ in range(5):
+        assert await execute(table, "GET", TABLE) == b"kept"
+    await execute_many(table, [("GET", TABLE), ("EXISTS", TABLE)])
+    assert taken == 0
+    assert len(redis_wire._kept(pool)) == 1
+
+
+async def test_a_kept_connection_closed_meanwhile_connects_again(
+    redis_connect: Callable[[str], Any], redis_client: Redis
+) -> None:
+    table = redis_connect("table")
+    await execute(table, "SET", TABLE, b"kept")
+    await table.connection_pool.disconnect()  # what closing the client does
+    assert await execute(table, "GET", TABLE) == b"kept"
+    await redis_client.client_kill_filter(user="table")  # the server drops it
+    await wait_for(
+        lambda: _eof_seen(redis_wire._kept(table.connection_pool)),
+        message="the killed connection's end never reached the client",
+    )
+    assert await execute(table, "GET", TABLE) == b"kept"
+
+
+async def _eof_seen(kept: list[Any]) -> bool:
+    await asyncio.sleep(0)
+    return all(c._reader is None or c._reader.at_eof() for c in kept)
+
+
+async def test_no_more_than_a_few_connections_are_kept_and_the_rest_go_back(
+    redis_connect: Callable[[str], Any],
+) -> None:
+    table = redis_connect("table")
+    pool = table.connection_pool
+    await asyncio.gather(*(execute(table, "GET", f"{TABLE}:{i}") for i in range(12)))
+    kept = redis_wire._kept(pool)
+    assert 1 <= len(kept) <= redis_wire.KEPT_PER_POOL
+    assert set(pool._in_use_connections) == set(kept)
+
+
+async def test_a_failed_round_trip_gives_its_connection_back_to_the_pool(
+    redis_server: Any, redis_client: Redis
+) -> None:
+    impatient = Redis.from_url(redis_server.url_for("admin"), socket_timeout=0.3)
+    try:
+        with pytest.raises(RedisTimeoutError):
+            await execute(impatient, "BLPOP", "dominos:wire:never", 2)
+        pool: Any = impatient.connection_pool
+        assert redis_wire._kept(pool) == []
+        assert not pool._in_use_connections
     finally:
         await impatient.aclose()
