@@ -79,9 +79,20 @@ NO_HOLDER: Final = bytes(HOLDER_SIZE)
 _HOLDER_DOMAIN: Final = b"dominos.v1 seat holder\0"
 
 
+#: Holder values by digest, made once (every commit names its table's four holders); a
+#: bound, cleared when full.
+_HOLDER_TAGS: dict[bytes, bytes] = {}
+_HOLDER_TAGS_KEPT: Final = 65_536
+
+
 def holder_tag(digest: bytes) -> bytes:
     """The seat-holder value of a token, from its stored digest (:func:`token_digest`)."""
-    return hashlib.sha256(_HOLDER_DOMAIN + digest).digest()[:HOLDER_SIZE]
+    tag = _HOLDER_TAGS.get(digest)
+    if tag is None:
+        if len(_HOLDER_TAGS) >= _HOLDER_TAGS_KEPT:
+            _HOLDER_TAGS.clear()
+        tag = _HOLDER_TAGS[digest] = hashlib.sha256(_HOLDER_DOMAIN + digest).digest()[:HOLDER_SIZE]
+    return tag
 
 
 def token_holder(token: str) -> bytes:

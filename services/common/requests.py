@@ -38,7 +38,8 @@ _MAX_RAW_NAME: Final = 256
 
 def request_id(value: str) -> str:
     """A valid client request id (1-64 printable ASCII characters)."""
-    if not 0 < len(value) <= MAX_REQUEST_ID_LENGTH or not all(" " <= c <= "~" for c in value):
+    # ASCII and printable: every character in " " .. "~" (checked in C, not per character).
+    if not 0 < len(value) <= MAX_REQUEST_ID_LENGTH or not (value.isascii() and value.isprintable()):
         raise invalid(Reason.REQUEST_ID_MALFORMED, "request_id is 1-64 printable ASCII characters")
     return value
 

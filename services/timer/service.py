@@ -190,6 +190,8 @@ class TimerService:
         woke = False
         overdue = Overdue(now - OVERDUE_GRACE_MS)
         for shard, first in (await self.store.first_pages(owned, until, SWEEP_PAGE)).items():
+            if not first:
+                continue  # nothing ends soon there (most shards, most sweeps): no call
             page, offset = first, 0
             while True:
                 overdue.count(page)

@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 
+from services.common import credentials
 from services.common.credentials import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -22,6 +23,7 @@ from services.common.credentials import (
     normalise_code,
     same_hash,
     seat_token,
+    token_digest,
     token_hash,
 )
 
@@ -238,3 +240,21 @@ def test_a_nonce_is_16_random_bytes_in_hex() -> None:
 
 def test_nonces_do_not_repeat() -> None:
     assert len({new_nonce() for _ in range(DRAWS)}) == DRAWS
+
+
+# --- seat holders ---------------------------------------------------------------------------
+
+
+def test_a_holder_value_is_the_domain_separated_hash_of_the_digest_kept_or_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept holder values are the values (issue 22's cache), and the store stays bounded."""
+    monkeypatch.setattr(credentials, "_HOLDER_TAGS_KEPT", 8)
+    monkeypatch.setattr(credentials, "_HOLDER_TAGS", {})
+    digests = [hashlib.sha256(bytes([i])).digest() for i in range(20)]
+    for _ in range(2):
+        for digest in digests:
+            expected = hashlib.sha256(b"dominos.v1 seat holder\0" + digest).digest()[:8]
+            assert credentials.holder_tag(digest) == expected
+            assert credentials.token_holder("t") == credentials.holder_tag(token_digest("t"))
+            assert len(credentials._HOLDER_TAGS) <= 8
