@@ -21,7 +21,7 @@ from typing import Any
 
 import grpc
 
-__all__ = ["HandlerWrapper", "WrappingRegistrar"]
+__all__ = ["HandlerWrapper", "WrappingRegistrar", "serialized_answers"]
 
 HandlerWrapper = Callable[[str, Any], Any]
 """``(full method name "/package.Service/Method", handler) -> handler``: the handler to
@@ -87,3 +87,22 @@ class _WrappedGenericHandler(grpc.GenericRpcHandler):  # type: ignore[misc]
         if len(self._wrapped) < _WRAPPED_KEPT:
             self._wrapped[key] = (handler, wrapped)
         return wrapped
+
+
+def serialized_answers(*methods: str) -> HandlerWrapper:
+    """A wrapper letting the handlers of ``methods`` answer ``bytes`` already serialised,
+    sent as they are (issue 22: a response joined from serialised parts need not be parsed
+    into a message to be serialised again); any other answer goes through the method's own
+    serializer, as before."""
+
+    def wrap(method: str, handler: Any) -> Any:
+        if method not in methods:
+            return handler
+        serialize = handler.response_serializer
+
+        def serializer(answer: Any) -> bytes:
+            return answer if answer.__class__ is bytes else serialize(answer)
+
+        return handler._replace(response_serializer=serializer)
+
+    return wrap

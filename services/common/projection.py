@@ -483,9 +483,21 @@ def view_from_parts(parts: ViewParts, seat: int, server_time_ms: int) -> game_pb
     )
 
 
+def view_bytes_from_parts(parts: ViewParts, seat: int, server_time_ms: int) -> bytes:
+    """``seat``'s serialised ``TableView`` from the version's parts (the bytes of
+    :func:`view_from_parts`, never parsed here)."""
+    return _view_bytes(parts.public, parts.seats[seat], server_time_ms)
+
+
+def view_answer_bytes(view: bytes) -> bytes:
+    """A serialised message whose field 1, ``view``, holds the serialised ``TableView``
+    ``view``, and nothing else: a ``WatchTableResponse``, or the response of any command that
+    answers the seat's view (``PlayTileResponse``, ...; ``CommandSpec.answers_view``)."""
+    return _VIEW_TAG + _varint(len(view)) + view
+
+
 def watch_response_from_parts(public: bytes, own: bytes, server_time_ms: int) -> bytes:
     """A serialised ``WatchTableResponse`` whose ``view`` is a seat's ``TableView``: the
     version's ``public`` part, the seat's ``own`` part (:class:`ViewParts`) and the server
     time; the bytes parse exactly as ``table_view(state, seat, server_time_ms)``."""
-    view = _view_bytes(public, own, server_time_ms)
-    return _VIEW_TAG + _varint(len(view)) + view
+    return view_answer_bytes(_view_bytes(public, own, server_time_ms))

@@ -24,9 +24,9 @@ import grpc
 from dominos.v1 import game_pb2, gateway_pb2
 
 from services.common import credentials, requests
-from services.common.commands import CREATE_TABLE, JOIN_TABLE, spec_of
+from services.common.commands import CREATE_TABLE, JOIN_TABLE, CommandSpec, spec_of
 from services.common.logging import get_logger
-from services.common.projection import table_view, view_parts
+from services.common.projection import table_view, view_answer_bytes, view_parts
 from services.common.published import is_held, published_state, seat_holders, table_event
 from services.common.schema import (
     JOIN_REQUESTS_KEPT,
@@ -396,9 +396,34 @@ class TableApp:
 
         return await self._transact(table_id, decide)
 
+    async def execute_serialized(self, request: Any, token: str, client: Client) -> bytes:
+        """:meth:`execute`'s response, serialised: a seat's view after its command is joined
+        from the commit's view parts as bytes, never parsed into a message and serialised
+        again (issue 22: ~10 µs a command)."""
+        if spec_of(request).seated:
+            return await self.seated_command_bytes(request, token)
+        answer: Any = await self.execute(request, token, client)
+        return bytes(answer.SerializeToString())
+
     async def seated_command(self, request: SeatedRequest, token: str) -> Any:
         """Leave, set the target, start, play or pass for the seat the token proves; the
         command's response (:mod:`services.common.commands`)."""
+        spec, acted = await self._seated(request, token)
+        if not spec.answers_view:
+            return spec.response(version=acted.state.version)
+        return spec.response(view=self.fresh_views.view(acted.state, acted.seat, self.now_ms()))
+
+    async def seated_command_bytes(self, request: SeatedRequest, token: str) -> bytes:
+        """:meth:`seated_command`'s response, serialised (a response that answers a view
+        holds it as field 1 and nothing else: :func:`view_answer_bytes`)."""
+        spec, acted = await self._seated(request, token)
+        if not spec.answers_view:
+            return bytes(spec.response(version=acted.state.version).SerializeToString())
+        view = self.fresh_views.view_bytes(acted.state, acted.seat, self.now_ms())
+        return view_answer_bytes(view)
+
+    async def _seated(self, request: SeatedRequest, token: str) -> tuple[CommandSpec, Acted]:
+        """A seat's command applied: its spec, and the table after it with the seat."""
         spec = spec_of(request)
         rid = requests.request_id(request.request_id)
         table_id = requests.table_id(request.table_id)
@@ -415,9 +440,7 @@ class TableApp:
             expected_version=request.expected_version,
             leaving=leaving,
         )
-        if not spec.answers_view:
-            return spec.response(version=acted.state.version)
-        return spec.response(view=self.fresh_views.view(acted.state, acted.seat, self.now_ms()))
+        return spec, acted
 
     async def robot_view(self, table_id: str, seat: int) -> game_pb2.TableView:
         """The view of ``seat`` for the robot playing it now (issue 20): the same projection

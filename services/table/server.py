@@ -21,6 +21,7 @@ from services.common.bus import ensure_robot_stream, ensure_table_stream
 from services.common.caller_auth import BOTS, CallerAuth, parse_credentials
 from services.common.connections import DEPENDENCY_ERRORS, connect_nats, connect_redis
 from services.common.grpc_server import INTERNAL_SERVER_OPTIONS, ServiceRuntime
+from services.common.handler_wrapping import serialized_answers
 from services.common.logging import get_logger
 from services.common.presence import PresenceLeases
 from services.common.settings import Settings
@@ -31,7 +32,7 @@ from services.table.application import Limits, Policy, TableApp
 from services.table.publisher import EventPublisher
 from services.table.robot_servicer import RobotServicer
 from services.table.robot_turns import RobotTurnPublisher
-from services.table.servicer import TableServicer
+from services.table.servicer import EXECUTE_METHOD, TableServicer
 from services.table.store import TableStore
 from services.table.timer_consumer import TimerConsumer
 
@@ -146,7 +147,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
         service_names=[SERVICE_NAME, ROBOT_SERVICE_NAME],
         registrars=[lambda server: _register(servicer, robots, server)],
         options=INTERNAL_SERVER_OPTIONS,
-        wrappers=_caller_auth(settings),
+        wrappers=(*_caller_auth(settings), serialized_answers(EXECUTE_METHOD)),
     )
     consumer = TimerConsumer(
         app,

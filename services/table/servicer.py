@@ -31,6 +31,7 @@ from services.common.log_sampling import LogSampler
 from services.common.logging import INVALID, REDACTED, bound_context, get_logger
 from services.common.peers import client_address
 from services.common.service_errors import Reason, ServiceError, abort, invalid
+from services.rules.binary import varint
 from services.table import metrics
 from services.table.application import TableApp
 from services.table.store import Client
@@ -43,6 +44,13 @@ UNAVAILABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ConnectionError, 
 _SAMPLED = LogSampler()
 #: Commands whose request id is a secret (it proves the seat on a retry): never logged.
 _SECRET_REQUEST_IDS: Final = frozenset({"create_table", "join_table"})
+#: Each command's entry of ``ExecuteResponse.result``: its tag (field number, bytes).
+_RESULT_TAGS: Final = {
+    field.name: varint(field.number << 3 | 2)
+    for field in table_pb2.ExecuteResponse.DESCRIPTOR.fields
+}
+#: The table service's method whose handler answers bytes already serialised.
+EXECUTE_METHOD: Final = "/dominos.v1.TableService/Execute"
 
 
 def _checked(validate: Callable[[str], str], value: str) -> str:
@@ -84,8 +92,9 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     async def Execute(  # noqa: N802 (gRPC method name)
         self, request: table_pb2.ExecuteRequest, context: Any
-    ) -> table_pb2.ExecuteResponse:
-        """Apply one command (see table.proto)."""
+    ) -> bytes:
+        """Apply one command (see table.proto); the answer is the serialised
+        ``ExecuteResponse``."""
         kind = request.WhichOneof("command")
         inner: Any = getattr(request, kind) if kind else None
         with call_context(kind, inner):
@@ -113,12 +122,14 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
     async def _execute(
         self, request: table_pb2.ExecuteRequest, kind: str | None, inner: Any, context: Any
-    ) -> table_pb2.ExecuteResponse:
+    ) -> bytes:
         if kind is None:
             raise invalid(Reason.COMMAND_MISSING, "an ExecuteRequest carries one command")
         client = self._client(request, context)
-        result = await self.app.execute(inner, request.seat_token, client)
-        return table_pb2.ExecuteResponse(**{kind: result})
+        result = await self.app.execute_serialized(inner, request.seat_token, client)
+        # The ExecuteResponse's bytes: its one entry, the command's response (sent as they are:
+        # the server's Execute handler takes answers already serialised, see server.py).
+        return _RESULT_TAGS[kind] + varint(len(result)) + result
 
     def _client(self, request: table_pb2.ExecuteRequest, context: Any) -> Client:
         """Who the budgets count a create or a join by. Only a gateway speaks for a client

@@ -103,6 +103,33 @@ async def test_the_cached_record_is_exactly_what_redis_holds_after_every_command
     assert app.cache.get(table_id) == await store.load(table_id)
 
 
+async def test_a_serialised_answer_is_the_seats_view_of_the_table_as_committed(
+    store: TableStore,
+) -> None:
+    """``execute_serialized`` (what the servicer sends, issue 22) answers each move with the
+    acting seat's view of the version in Redis (never another seat's hand, S6), a repeated
+    request with the same, a create or join with its whole response."""
+    app = TableApp(store, None, POLICY)
+    table_id, tokens = await _seated_table(app)
+    for _ in range(12):
+        request, token = await _next_move(app, store, table_id, tokens)
+        seat = tokens.index(token)
+        raw = await app.execute_serialized(request, token, LOCAL)
+        answer = type(request).__name__.replace("Request", "Response")
+        view = getattr(gateway_pb2, answer).FromString(raw).view
+        record = await store.load(table_id)
+        assert record is not None
+        assert view == table_view(record.state, seat, view.server_time_ms)
+        assert int(view.your_seat) == seat
+        again = await app.execute_serialized(request, token, LOCAL)  # a retry: same version
+        assert getattr(gateway_pb2, answer).FromString(again).view.version == view.version
+    made = await app.execute_serialized(
+        gateway_pb2.CreateTableRequest(request_id=rid() + rid(), host_name="Eve"), "", LOCAL
+    )
+    created = gateway_pb2.CreateTableResponse.FromString(made)
+    assert created.seat_token and created.view.your_seat == 0
+
+
 async def test_two_replicas_in_turn_never_lose_double_or_wrongly_refuse_a_move(
     store: TableStore,
 ) -> None:

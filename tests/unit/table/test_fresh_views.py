@@ -3,6 +3,8 @@ very state they were computed from (S6: never another version's or another seat'
 
 from __future__ import annotations
 
+from dominos.v1.game_pb2 import TableView
+
 from services.common.projection import table_view, view_parts
 from services.table.fresh_views import FreshViews
 from testing.games import new_game
@@ -40,3 +42,18 @@ def test_at_most_so_many_commits_wait_for_their_answer() -> None:
     # The oldest was pushed out: its answer is projected, still the same view.
     assert views.view(states[0], 0, NOW) == table_view(states[0], 0, NOW)
     assert len(views) == 2
+
+
+def test_the_serialised_answer_is_the_views_bytes_remembered_or_projected() -> None:
+    """``view_bytes`` (the command's answer as the table service sends it, issue 22) parses as
+    the view, from the remembered parts and when projected afresh."""
+    game = new_game(6)
+    state = game.state
+    views = FreshViews()
+    views.remember(state, view_parts(state))
+    for seat in range(4):
+        expected = table_view(state, seat, NOW)
+        views.remember(state, view_parts(state))
+        assert TableView.FromString(views.view_bytes(state, seat, NOW)) == expected
+        assert len(views) == 0
+        assert TableView.FromString(views.view_bytes(state, seat, NOW)) == expected  # projected

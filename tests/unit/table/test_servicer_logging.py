@@ -50,6 +50,9 @@ class App:
     def _seen(self) -> None:
         self.contexts.append(dict(structlog.contextvars.get_contextvars()))
 
+    async def execute_serialized(self, request: Any, token: str, client: Any) -> bytes:
+        return bytes(await self.execute(request, token, client))
+
     async def execute(self, request: Any, token: str, client: Any) -> Any:
         if isinstance(request, gateway_pb2.CreateTableRequest):
             raise invalid(Reason.NAME_INVALID, "a name has 1 to 24 characters")
