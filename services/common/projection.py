@@ -394,9 +394,12 @@ def table_view(state: TableState, seat: int, server_time_ms: int) -> game_pb2.Ta
     engine's projection (:func:`~services.rules.view_for`, the public view with the seat's
     private view in it), copied field by field: the public part and the seat's own part
     joined with the time, as every stream sends them."""
-    return game_pb2.TableView.FromString(
-        _view_bytes(public_view_bytes(state), seat_part_bytes(state, seat), server_time_ms)
-    )
+    return game_pb2.TableView.FromString(table_view_bytes(state, seat, server_time_ms))
+
+
+def table_view_bytes(state: TableState, seat: int, server_time_ms: int) -> bytes:
+    """:func:`table_view` serialised (the bytes it parses)."""
+    return _view_bytes(public_view_bytes(state), seat_part_bytes(state, seat), server_time_ms)
 
 
 def public_view_bytes(state: TableState) -> bytes:
@@ -440,7 +443,7 @@ class ViewParts(NamedTuple):
     """Every view of one version in serialised parts: the public part, and each seat's own
     part (index = seat). The table service computes them once per committed version and
     carries them in the version's ``TableEvent``; a view is ``public + seats[seat]`` and
-    the server time (:func:`view_from_parts`, :func:`watch_response_from_parts`)."""
+    the server time (:func:`view_bytes_from_parts`, :func:`watch_response_from_parts`)."""
 
     public: bytes
     seats: tuple[bytes, ...]
@@ -475,17 +478,9 @@ def _view_bytes(public: bytes, own: bytes, server_time_ms: int) -> bytes:
     return public + own + _SERVER_TIME_TAG + _varint(server_time_ms)
 
 
-def view_from_parts(parts: ViewParts, seat: int, server_time_ms: int) -> game_pb2.TableView:
-    """``seat``'s ``TableView`` from the version's parts: equal to
-    ``table_view(state, seat, server_time_ms)`` of the state they were computed from."""
-    return game_pb2.TableView.FromString(
-        _view_bytes(parts.public, parts.seats[seat], server_time_ms)
-    )
-
-
 def view_bytes_from_parts(parts: ViewParts, seat: int, server_time_ms: int) -> bytes:
-    """``seat``'s serialised ``TableView`` from the version's parts (the bytes of
-    :func:`view_from_parts`, never parsed here)."""
+    """``seat``'s serialised ``TableView`` from the version's parts: they parse as
+    ``table_view(state, seat, server_time_ms)`` of the state they were computed from."""
     return _view_bytes(parts.public, parts.seats[seat], server_time_ms)
 
 

@@ -114,32 +114,25 @@ def _kept(pool: Any) -> list[Any]:
     return kept
 
 
-async def _make_ready(connection: Any) -> None:
-    """What the pool checks of a connection it hands out: one with data waiting or closed
-    by the server meanwhile (killed, timed out) is closed here, and the round trip connects
-    it again."""
-    try:
-        ready = not await connection.can_read()
-    except (RedisConnectionError, OSError):
-        ready = False
-    if not ready:
-        await connection.disconnect()
-
-
 async def _exchange(redis: Redis, packed: bytes, count: int) -> list[Any]:
     """The untimed round trip of :func:`_round_trip`, retried as the connection says.
 
     A connection that served a round trip in full is kept for the next one instead of going
     back to the pool (at most :data:`KEPT_PER_POOL`): the pool's lock, condition, wait
     timeout and bookkeeping cost ~13 µs of a round trip's ~75 (issue 22). It stays the
-    pool's, counted in use: closing the client (or ``pool.disconnect()``) closes it, and the
-    next round trip on it connects again. A connection that failed, or that redis-py would
-    drive itself, goes back to the pool as before."""
+    pool's, counted in use, and checked as the pool checks a connection it hands out
+    (``ensure_connection``: closed by the server or by ``pool.disconnect()`` meanwhile, it
+    connects again). A connection that failed, or that redis-py would drive itself, goes back
+    to the pool as before."""
     pool: Any = redis.connection_pool
     kept = _kept(pool)
     if kept:
         connection = kept.pop()
-        await _make_ready(connection)
+        try:  # the pool's own check of what it hands out: reconnected if closed meanwhile
+            await pool.ensure_connection(connection)
+        except BaseException:
+            await pool.release(connection)
+            raise
     else:
         connection = await pool.get_connection()
     direct = driven_directly(connection)

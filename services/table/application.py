@@ -408,10 +408,7 @@ class TableApp:
     async def seated_command(self, request: SeatedRequest, token: str) -> Any:
         """Leave, set the target, start, play or pass for the seat the token proves; the
         command's response (:mod:`services.common.commands`)."""
-        spec, acted = await self._seated(request, token)
-        if not spec.answers_view:
-            return spec.response(version=acted.state.version)
-        return spec.response(view=self.fresh_views.view(acted.state, acted.seat, self.now_ms()))
+        return spec_of(request).response.FromString(await self.seated_command_bytes(request, token))
 
     async def seated_command_bytes(self, request: SeatedRequest, token: str) -> bytes:
         """:meth:`seated_command`'s response, serialised (a response that answers a view

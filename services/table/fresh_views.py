@@ -17,12 +17,7 @@ from typing import Final
 
 from dominos.v1 import game_pb2
 
-from services.common.projection import (
-    ViewParts,
-    table_view,
-    view_bytes_from_parts,
-    view_from_parts,
-)
+from services.common.projection import ViewParts, table_view_bytes, view_bytes_from_parts
 from services.rules import TableState
 
 __all__ = ["KEPT", "FreshViews"]
@@ -48,26 +43,16 @@ class FreshViews:
         while len(self._latest) > self.kept:
             self._latest.popitem(last=False)
 
-    def _take(self, state: TableState) -> ViewParts | None:
-        """The parts remembered for this very state object, taken (an answer is built once)."""
-        entry = self._latest.get(state.table_id)
-        if entry is not None and entry[0] is state:
-            del self._latest[state.table_id]
-            return entry[1]
-        return None
-
     def view(self, state: TableState, seat: int, server_time_ms: int) -> game_pb2.TableView:
         """``table_view(state, seat, server_time_ms)``, joined from the parts remembered for
         this very state object (taken: an answer is built once), else projected."""
-        parts = self._take(state)
-        if parts is not None:
-            return view_from_parts(parts, seat, server_time_ms)
-        return table_view(state, seat, server_time_ms)
+        return game_pb2.TableView.FromString(self.view_bytes(state, seat, server_time_ms))
 
     def view_bytes(self, state: TableState, seat: int, server_time_ms: int) -> bytes:
         """:meth:`view` serialised: joined from the remembered parts without being parsed
-        (issue 22), else projected and serialised."""
-        parts = self._take(state)
-        if parts is not None:
-            return view_bytes_from_parts(parts, seat, server_time_ms)
-        return table_view(state, seat, server_time_ms).SerializeToString()
+        (issue 22), else projected."""
+        entry = self._latest.get(state.table_id)
+        if entry is not None and entry[0] is state:
+            del self._latest[state.table_id]
+            return view_bytes_from_parts(entry[1], seat, server_time_ms)
+        return table_view_bytes(state, seat, server_time_ms)
