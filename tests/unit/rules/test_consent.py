@@ -9,7 +9,7 @@ from services.rules import NOBODY, Expire, Pass, Phase, SetPresence, apply, view
 from services.rules import errors as e
 from services.rules.commands import AnswerEnd, ProposeEnd
 from services.rules.engine import auto_play_choice, legal_moves
-from services.rules.events import EndAnswered, EndProposed, VoteClosed
+from services.rules.events import EndAnswered, EndProposed, RobotSeated, VoteClosed
 from services.rules.options import TableOptions
 from services.rules.state import VoteOutcome
 
@@ -99,6 +99,25 @@ def test_a_player_who_dropped_still_votes_so_the_vote_cannot_pass_without_them()
     away = apply(state, SetPresence(2, False), T).state
     voting = apply(apply(away, ProposeEnd(0), T).state, AnswerEnd(1, True), T).state
     assert voting.phase is Phase.PLAYING and voting.vote is not None
+
+
+def test_a_player_whose_return_window_lapsed_no_longer_votes_d10_d11() -> None:
+    """The window lapses before the proposal is weighed: the robot keeps the seat for good
+    (RobotSeated, in the proposal's own transition) and the proposer, now the only person
+    at the table, ends the game at once (found by the vote property on a 2-seat table)."""
+    options = TableOptions(friendly_end=True, vote_ms=30_000, replace_level=1)
+    state = started(SITE_PAIRS, options, humans=4)
+    away = apply(state, SetPresence(0, False), T).state
+    away = apply(away, SetPresence(1, False), T).state
+    away = apply(away, SetPresence(2, False), T).state
+    window = away.stand_ins[2]
+    early = apply(away, ProposeEnd(3), window - 1)  # within the window the players still vote
+    assert early.events == (EndProposed(3, window - 1 + 30_000),) and early.state.vote
+    t = apply(away, ProposeEnd(3), window)
+    seated = [event.seat for event in t.events if isinstance(event, RobotSeated)]
+    assert seated == [0, 1, 2]
+    assert t.events[-2:] == (EndProposed(3, window), VoteClosed(VoteOutcome.ENDED, 3))
+    assert t.state.phase is Phase.FINISHED and t.state.unscored
 
 
 def test_the_friendly_end_needs_the_option_and_a_game_that_runs() -> None:

@@ -1,7 +1,8 @@
 """Properties of random games with table options (issue 20, hypothesis): robots, players who
 drop and come back (late too), friendly-end votes. Every state round-trips the codec and
 the command log replays it; a seat a robot plays never gets the full turn clock; a vote
-pauses the game; a game ends unscored only when every human accepted."""
+pauses the game; a game ends unscored only when every human accepted (a player whose return
+window lapsed is a robot's seat from then on and no longer votes)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from services.rules import (
 )
 from services.rules import errors as e
 from services.rules.commands import AnswerEnd, ProposeEnd
-from services.rules.events import EndAnswered, EndProposed, VoteClosed
+from services.rules.events import EndAnswered, EndProposed, RobotSeated, VoteClosed
 from services.rules.options import ROBOT_PRESETS, TableOptions
 from services.rules.robot_seats import humans, robot_plays
 from services.rules.rulesets import RuleSet
@@ -157,13 +158,17 @@ def test_a_vote_pauses_the_game_and_ends_it_only_when_every_human_accepted(
     play(game, data, 150)
     accepted = 0
     for before, _, events, after in game.history:
+        # A return window that lapsed seats its robot for good before the command is weighed
+        # (in the same transition): that seat is no longer a person's and does not vote.
+        seated = sum(1 << event.seat for event in events if isinstance(event, RobotSeated))
+        assert humans(before) & ~humans(after) == humans(before) & seated
         for event in events:
             if isinstance(event, EndProposed):
                 accepted = 1 << event.seat
             elif isinstance(event, EndAnswered) and event.accepted:
                 accepted |= 1 << event.seat
             elif isinstance(event, VoteClosed) and event.outcome is VoteOutcome.ENDED:
-                assert accepted & humans(before) == humans(before)
+                assert accepted & humans(after) == humans(after)
                 assert after.unscored and after.phase is Phase.FINISHED
         if before.vote is not None and after.vote is not None:
             assert after.round == before.round  # nothing is played during a vote
