@@ -7,13 +7,23 @@ the tests both use them.
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HEADLINES", "SIDES", "checkout", "headline", "medians", "order", "table"]
+__all__ = [
+    "HEADLINES",
+    "SIDES",
+    "checkout",
+    "headline",
+    "medians",
+    "order",
+    "ramp_table",
+    "table",
+]
 
 #: The headline figures of a run (``steps[-1].figures``), with their labels.
 HEADLINES: tuple[tuple[str, str], ...] = (
@@ -69,6 +79,61 @@ def table(results: dict[str, list[dict[str, float]]]) -> list[str]:
         row += f"{_cell(before):>11}{_cell(after):>11}{ratio:>11}"
         lines.append(row)
     lines.append("(median columns: the median of each side's runs)")
+    return lines
+
+
+def _step_p99s(result: dict[str, Any]) -> dict[int, float]:
+    """Each step's p99 (ms) by its number of tables; a step with errors counts as infinite
+    (it is never good)."""
+    return {
+        int(step["tables"]): (
+            float(step["figures"]["views_p99_ms"]) if not step["figures"]["errors"] else math.inf
+        )
+        for step in result["steps"]
+    }
+
+
+def _largest_under(p99s: dict[int, float], limit_ms: float) -> int:
+    """The largest number of tables whose step and every smaller step held ``limit_ms``."""
+    largest = 0
+    for tables in sorted(p99s):
+        if not p99s[tables] < limit_ms:
+            break
+        largest = tables
+    return largest
+
+
+def ramp_table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """For ramps (``--ramp``) taken in pairs: every step's p99 in each run and each side's
+    median, then the largest N of each run and of each side's medians (every step up to N
+    under the p99 limit), with the ratio after / before. One run's ramp ends at its first
+    step that a pause of the machine (not of the cluster) pushed over the limit; the median
+    of each step over several runs is what the cluster holds. Empty unless every run is a
+    ramp with the same steps."""
+    runs = [run for side in SIDES for run in results[side]]
+    if not runs or any(run.get("scenario") != "ramp" for run in runs):
+        return []
+    limit = float(runs[0]["config"]["p99_limit_ms"])
+    p99s = {side: [_step_p99s(run) for run in results[side]] for side in SIDES}
+    steps = sorted(_step_p99s(runs[0]))
+    if any(sorted(each) != steps for side in SIDES for each in p99s[side]):
+        return []
+    middle = {
+        side: {n: statistics.median(run[n] for run in p99s[side]) for n in steps} for side in SIDES
+    }
+    header = [f"{side} {n + 1}" for side in SIDES for n in range(len(p99s[side]))]
+    lines = [f"{'p99 (ms) by tables':34}" + "".join(f"{h:>11}" for h in header)]
+    lines[0] += f"{'before':>11}{'after':>11}"
+    for n in steps:
+        cells = [run[n] for side in SIDES for run in p99s[side]]
+        row = f"{n:<34}" + "".join(f"{_cell(cell):>11}" for cell in cells)
+        lines.append(row + f"{_cell(middle['before'][n]):>11}{_cell(middle['after'][n]):>11}")
+    largest = [_largest_under(run, limit) for side in SIDES for run in p99s[side]]
+    before, after = (_largest_under(middle[side], limit) for side in SIDES)
+    ratio = f"{after / before:.2f}x" if before else ""
+    row = f"{f'largest N, p99 < {limit:g} ms':34}" + "".join(f"{n:>11}" for n in largest)
+    lines.append(row + f"{before:>11}{after:>11}{ratio:>11}")
+    lines.append("(median columns: each step's median p99 over the side's runs, and its ramp)")
     return lines
 
 

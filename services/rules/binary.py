@@ -3,15 +3,14 @@ reader. Shared by the state codec and the service's command log."""
 
 from __future__ import annotations
 
+from typing import Final
+
 
 class DecodeError(ValueError):
     """Bytes that do not decode (truncated, overlong or malformed)."""
 
 
-def varint(value: int) -> bytes:
-    """``value`` (>= 0) as an unsigned LEB128 varint."""
-    if value < 0:
-        raise ValueError("varints are unsigned")
+def _encoded(value: int) -> bytes:
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -21,6 +20,21 @@ def varint(value: int) -> bytes:
         else:
             out.append(byte)
             return bytes(out)
+
+
+#: Values below this are encoded by a lookup (one or two bytes: tile indexes, counts, scores,
+#: versions of most tables); the rest byte by byte.
+_TABULATED: Final = 1 << 12
+_SMALL: Final = tuple(_encoded(value) for value in range(_TABULATED))
+
+
+def varint(value: int) -> bytes:
+    """``value`` (>= 0) as an unsigned LEB128 varint."""
+    if 0 <= value < _TABULATED:
+        return _SMALL[value]
+    if value < 0:
+        raise ValueError("varints are unsigned")
+    return _encoded(value)
 
 
 def text(value: str) -> bytes:

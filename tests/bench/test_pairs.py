@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from testing.pairs import checkout, headline, order, table
+from testing.pairs import checkout, headline, order, ramp_table, table
 
 
 def _result(cpu: float, ratio: float) -> dict[str, object]:
@@ -54,6 +54,46 @@ def test_the_table_shows_every_run_and_each_sides_median_with_the_ratio() -> Non
         "0.78x",
     ]
     assert not any(line.startswith("  gateway") for line in lines)  # no run has it: no row
+
+
+def _ramp(p99s: dict[int, float], errors: tuple[int, ...] = ()) -> dict[str, object]:
+    steps = [
+        {"tables": n, "figures": {"views_p99_ms": p99, "errors": int(n in errors)}}
+        for n, p99 in p99s.items()
+    ]
+    return {"scenario": "ramp", "config": {"p99_limit_ms": 15.0}, "steps": steps}
+
+
+def test_a_ramp_in_pairs_is_judged_by_each_steps_median_so_one_pause_ends_no_ramp() -> None:
+    results = {
+        "before": [
+            _ramp({100: 10.0, 200: 40.0, 300: 20.0}),
+            _ramp({100: 12.0, 200: 14.0, 300: 30.0}),
+            _ramp({100: 11.0, 200: 16.0, 300: 25.0}),
+        ],
+        "after": [
+            _ramp({100: 5.0, 200: 60.0, 300: 9.0}),  # a pause of the machine at 200
+            _ramp({100: 6.0, 200: 7.0, 300: 16.0}),
+            _ramp({100: 5.5, 200: 8.0, 300: 10.0}),
+        ],
+    }
+    lines = ramp_table(results)
+    # every run's p99 at 200 tables, then each side's median
+    runs, medians = ["40.00", "14.00", "16.00", "60.00", "7.00", "8.00"], ["16.00", "8.00"]
+    assert lines[2].split() == ["200", *runs, *medians]
+    largest = next(line for line in lines if line.startswith("largest N"))
+    # each run's own ramp, then the medians' (before: 100, 200 over the limit; after: 300)
+    assert largest.split()[-9:] == ["100", "200", "100", "100", "200", "300", "100", "300", "3.00x"]
+
+
+def test_a_step_with_errors_is_never_good_and_unlike_runs_give_no_ramp_table() -> None:
+    clean = _ramp({100: 5.0, 200: 6.0})
+    failing = _ramp({100: 5.0, 200: 6.0}, errors=(200,))
+    lines = ramp_table({"before": [clean], "after": [failing]})
+    assert lines[-2].split()[-3:] == ["200", "100", "0.50x"]
+    assert ramp_table({"before": [clean], "after": [_ramp({100: 5.0, 300: 6.0})]}) == []
+    single = {"scenario": "single", "config": {}, "steps": []}
+    assert ramp_table({"before": [single], "after": [single]}) == []
 
 
 def test_a_checkout_is_a_worktree_of_the_revision_removed_afterwards(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from services.rules import (
     CodecError,
@@ -15,6 +17,7 @@ from services.rules import (
     decode_state,
     encode_state,
 )
+from services.rules.binary import Reader, varint
 
 from .builders import NOW, in_play, lobby
 
@@ -62,3 +65,17 @@ def test_every_kind_of_last_action_round_trips_including_lobby_texts() -> None:
 def test_a_live_table_is_about_150_bytes() -> None:
     state = apply(lobby(), Start(0, 2**128 - 1), NOW).state
     assert len(encode_state(state)) <= 160
+
+
+@given(st.integers(min_value=0, max_value=2**63) | st.integers(min_value=4000, max_value=5000))
+def test_a_varint_is_unsigned_leb128_on_both_sides_of_its_lookup_table(value: int) -> None:
+    encoded = varint(value)
+    assert all(byte & 0x80 for byte in encoded[:-1]) and not encoded[-1] & 0x80
+    assert sum((byte & 0x7F) << 7 * i for i, byte in enumerate(encoded)) == value
+    reader = Reader(encoded)
+    assert reader.varint() == value and reader.at_end
+
+
+def test_a_negative_varint_is_refused() -> None:
+    with pytest.raises(ValueError):
+        varint(-1)
