@@ -3,8 +3,9 @@ part every stream of the table shares and each seat's own part, computed once pe
 
 The states are those of random four-seat games (seed 000's rules), in play order, so each
 version differs from the last as in a real game (one seat's tile count, the chain, the
-turn). Every pass starts with the kept serialised entries (seat entries, rule sets) emptied,
-as after a restart; each state is timed on its own, in µs, and the percentiles printed.
+turn). Every pass starts with the kept serialised entries (seat entries, rule sets, hands)
+emptied, as after a restart; each state is timed on its own, in µs, and the percentiles
+printed.
 
     python -m bench.views_bench [--games 40] [--passes 3]
 """
@@ -77,6 +78,7 @@ def main() -> None:
         for _ in range(args.passes):
             projection._SEAT_ENTRIES.clear()
             projection._RULES_BYTES.clear()
+            projection._HAND_BYTES.clear()
             samples += _timed(states, body)
         samples.sort()
         print(

@@ -423,12 +423,23 @@ def seat_part_bytes(state: TableState, seat: int) -> bytes:
     serialised once each and kept (:data:`_ENTRY_BYTES`)."""
     private = private_view(state, seat)
     head = _seat_head(private.your_seat, private.can_pass, private.can_draw)
-    hand = b"".join(_entry_bytes(("hand", tile)) for tile in private.hand)
+    hand = _HAND_BYTES.get(private.hand)
+    if hand is None:
+        made = b"".join(_entry_bytes(("hand", tile)) for tile in private.hand)
+        hand = _keep(_HAND_BYTES, _HAND_BYTES_KEPT, private.hand, made)
+    if not private.legal_moves:
+        return head + hand
     moves = b"".join(
         _entry_bytes(("legal_moves", move.tile, move.end, points))
         for move, points in zip(private.legal_moves, private.move_points, strict=True)
     )
-    return bytes(head) + hand + moves
+    return head + hand + moves
+
+
+#: Serialised ``TableView.hand`` entries of a whole hand, by its tiles: the hands of the
+#: seats that did not move are the same from one version to the next. Cleared when full.
+_HAND_BYTES: dict[tuple[int, ...], bytes] = {}
+_HAND_BYTES_KEPT = 16_384
 
 
 @functools.cache

@@ -9,6 +9,7 @@ one ``& ~bit``. ``FITS[n]`` is the mask of tiles carrying the number ``n``; ``FI
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Final
 
@@ -54,6 +55,13 @@ def tiles_of(mask: int) -> Iterator[int]:
         low_bit = mask & -mask
         yield low_bit.bit_length() - 1
         mask ^= low_bit
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def hand_tiles(mask: int) -> tuple[int, ...]:
+    """:func:`tiles_of` ``mask`` as a tuple (kept for the masks seen last: every version's
+    views list every seat's hand, and a move changes one hand)."""
+    return tuple(tiles_of(mask))
 
 
 def mask_of(tiles: Iterator[int] | list[int] | tuple[int, ...]) -> int:

@@ -38,7 +38,7 @@ from .state import (
     Vote,
     team_of,
 )
-from .tiles import FITS, INDEX, NO_END, tiles_of
+from .tiles import FITS, INDEX, NO_END, hand_tiles
 
 
 class SeatPublic(NamedTuple):
@@ -148,7 +148,7 @@ def private_view(state: TableState, seat: int) -> SeatPrivate:
     rnd = state.round
     return SeatPrivate(
         your_seat=seat,
-        hand=tuple(tiles_of(rnd.hands[seat])) if rnd is not None else (),
+        hand=hand_tiles(rnd.hands[seat]) if rnd is not None else (),
         legal_moves=legal_moves(state, seat),
         move_points=move_points(state, seat),
         can_pass=can_pass(state, seat),
@@ -165,6 +165,12 @@ def view_for(state: TableState, seat: int) -> SeatView:
     """What ``seat`` may see of ``state``: public facts plus its own hand, nothing more (S6):
     :func:`public_view` with :func:`private_view` of the seat in it."""
     return public_view(state)._replace(**private_view(state, seat)._asdict())
+
+
+#: The numbers (0-6) a seat passed on, by the mask of them (``RoundState.passed``).
+_PASSED_ON: tuple[tuple[int, ...], ...] = tuple(
+    tuple(n for n in range(7) if mask >> n & 1) for mask in range(1 << 7)
+)
 
 
 def public_view(state: TableState) -> SeatView:
@@ -184,7 +190,7 @@ def public_view(state: TableState) -> SeatView:
                 team=team_of(s) if rules.teams else NOBODY,
                 host=s == HOST_SEAT,
                 tile_count=rnd.hands[s].bit_count() if rnd is not None else 0,
-                passed_on=tuple(n for n in range(7) if rnd is not None and rnd.passed[s] >> n & 1),
+                passed_on=_PASSED_ON[rnd.passed[s]] if rnd is not None else (),
                 connected=state.connected[s],
                 side=rules.side_of(s),
                 drawn=rnd.drawn[s] if rnd is not None else 0,

@@ -15,6 +15,7 @@ from services.common import projection
 from services.common.projection import (
     SEAT_FIELDS,
     public_view_bytes,
+    seat_part_bytes,
     table_view,
     tile_message,
     view_bytes_from_parts,
@@ -835,6 +836,25 @@ def test_the_kept_serialised_entries_are_bounded_and_change_no_byte(
     assert [public_view_bytes(state) for state in states] == warm
     assert len(projection._SEAT_ENTRIES) <= 3
     assert len(projection._RULES_BYTES) <= 1
+
+
+def test_kept_hands_are_bounded_and_change_no_seats_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole hand's entries are serialised once and kept (issue 22): with the store
+    emptied, or bounded to two hands so that it is cleared again and again, every seat's
+    own part is byte for byte the one made with a warm store (S6: a kept hand is looked up
+    by the seat's own tiles only)."""
+    states = _all_states()[::7]
+
+    def parts() -> list[bytes]:
+        return [seat_part_bytes(s, seat) for s in states for seat in range(s.rules.seats)]
+
+    warm = parts()
+    projection._HAND_BYTES.clear()
+    assert parts() == warm
+    monkeypatch.setattr(projection, "_HAND_BYTES_KEPT", 2)
+    projection._HAND_BYTES.clear()
+    assert parts() == warm
+    assert len(projection._HAND_BYTES) <= 2
 
 
 def test_s6_a_seats_own_part_holds_only_seat_fields() -> None:
