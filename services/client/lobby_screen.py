@@ -58,7 +58,14 @@ class LobbyScreen(DominosScreen):
 
     def refresh_view(self) -> None:
         """Redraw from the app's newest view; a message about the seats (why Start does not
-        start) is cleared when someone joins or leaves."""
+        start) is cleared when someone joins or leaves. Nothing while the screen's widgets
+        are not there (a view can arrive while screens are switched or the app closes)."""
+        try:
+            self._redraw()
+        except NoMatches:
+            return
+
+    def _redraw(self) -> None:
         app = self.dominos
         view = self.shown_view()
         if view is None:

@@ -108,3 +108,18 @@ async def test_a_guest_is_told_the_host_may_start_at_any_time_with_robots() -> N
         await pilot.pause()
         assert text_of(app, "lobby-hint") == texts.ui("lobby_guest_fill", "fr")
         assert not app.lobby_screen.query_one("#start", Button).display
+
+
+async def test_a_view_arriving_while_the_lobby_is_torn_down_is_not_an_error() -> None:
+    """A lobby view can arrive while the app closes (its stream still delivers): the lobby's
+    widgets are already gone, and nothing is drawn (seen in CI as NoMatches('#lobby') out of
+    a closed client's stream worker, failing the app)."""
+    app = DominosApp(lang="fr", connect=False)
+    async with app.run_test(size=SMALL) as pilot:
+        app.apply_view(view_of(game_pb2.PHASE_WAITING))
+        await pilot.pause()
+        assert app.lobby_screen.ready
+        await app.lobby_screen.query_one("#lobby").remove()  # as the teardown removes it
+        app.apply_view(view_of(game_pb2.PHASE_WAITING, version=9))  # no NoMatches
+        await pilot.pause()
+        assert app.view is not None and app.view.version == 9
