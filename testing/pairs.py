@@ -10,7 +10,7 @@ import contextlib
 import math
 import statistics
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ __all__ = [
     "SIDES",
     "checkout",
     "headline",
+    "largest_held",
     "medians",
     "order",
     "ramp_table",
@@ -93,14 +94,20 @@ def _step_p99s(result: dict[str, Any]) -> dict[int, float]:
     }
 
 
-def _largest_under(p99s: dict[int, float], limit_ms: float) -> int:
-    """The largest number of tables whose step and every smaller step held ``limit_ms``."""
+def largest_held(steps: Iterable[tuple[int, bool]]) -> int:
+    """The number of tables of the last step before the first that did not hold, in the
+    order given (``(tables, held)``; 0: the first did not)."""
     largest = 0
-    for tables in sorted(p99s):
-        if not p99s[tables] < limit_ms:
+    for tables, held in steps:
+        if not held:
             break
         largest = tables
     return largest
+
+
+def _largest_under(p99s: dict[int, float], limit_ms: float) -> int:
+    """The largest number of tables whose step and every smaller step held ``limit_ms``."""
+    return largest_held((tables, p99s[tables] < limit_ms) for tables in sorted(p99s))
 
 
 def ramp_table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -115,7 +122,7 @@ def ramp_table(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         return []
     limit = float(runs[0]["config"]["p99_limit_ms"])
     p99s = {side: [_step_p99s(run) for run in results[side]] for side in SIDES}
-    steps = sorted(_step_p99s(runs[0]))
+    steps = sorted(next(each for side in SIDES for each in p99s[side]))
     if any(sorted(each) != steps for side in SIDES for each in p99s[side]):
         return []
     middle = {

@@ -31,6 +31,7 @@ from bench.load.step import Rig, new_seat_log, run_step
 from bench.load.watch import Baseline, TimerWatch
 from services.common.bus import TIMER_SUBJECT
 from testing.cluster import ProcessCluster
+from testing.pairs import largest_held
 from testing.pinning import pin
 from testing.secrets import SESSION_SECRETS
 from testing.servers import NatsServer, RedisServer
@@ -73,12 +74,7 @@ async def _run_steps(config: Config, rig: Rig, seat_log: dict[str, Any]) -> list
 
 def _largest_good(steps: list[dict[str, Any]]) -> int:
     """The largest number of tables before the first bad step (0: none)."""
-    largest = 0
-    for step in steps:
-        if not step["good"]:
-            break
-        largest = step["tables"]
-    return largest
+    return largest_held((step["tables"], step["good"]) for step in steps)
 
 
 async def _stream_floor(last: dict[str, Any]) -> None:

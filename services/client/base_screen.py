@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dominos.v1 import game_pb2
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 if TYPE_CHECKING:
@@ -30,3 +31,15 @@ class DominosScreen(Screen[None]):
     def shown_view(self) -> game_pb2.TableView | None:
         """The app's newest view, once the screen can show it (None before)."""
         return self.dominos.view if self.ready else None
+
+    def refresh_view(self) -> None:
+        """Redraw from the app's newest view (:meth:`_redraw`); nothing while the screen's
+        widgets are not there: a view can arrive while screens are switched or the app
+        closes."""
+        try:
+            self._redraw()
+        except NoMatches:
+            return
+
+    def _redraw(self) -> None:
+        """Draw the app's newest view (a screen that shows views overrides it)."""

@@ -45,7 +45,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.query import NoMatches
 from textual.widgets import Button
 
 from services.client import texts
@@ -195,15 +194,8 @@ class GameScreen(DominosScreen):
         app = self.dominos
         return hand_items(app.view) if app.view is not None else []
 
-    def refresh_view(self) -> None:
-        """Redraw everything from the app's newest view (nothing while the screen is not
-        mounted: a view can arrive while screens are being switched)."""
-        try:
-            self._redraw()
-        except NoMatches:
-            return
-
     def _redraw(self) -> None:
+        """Everything from the app's newest view."""
         app = self.dominos
         view = self.shown_view()
         if view is None:

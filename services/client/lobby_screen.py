@@ -56,16 +56,9 @@ class LobbyScreen(DominosScreen):
         self.refresh_view()
         self.query_one("#message", Plain).update(self._said)
 
-    def refresh_view(self) -> None:
-        """Redraw from the app's newest view; a message about the seats (why Start does not
-        start) is cleared when someone joins or leaves. Nothing while the screen's widgets
-        are not there (a view can arrive while screens are switched or the app closes)."""
-        try:
-            self._redraw()
-        except NoMatches:
-            return
-
     def _redraw(self) -> None:
+        """The lobby from the app's newest view; a message about the seats (why Start does
+        not start) is cleared when someone joins or leaves."""
         app = self.dominos
         view = self.shown_view()
         if view is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from testing.pairs import checkout, headline, order, ramp_table, table
+from testing.pairs import checkout, headline, largest_held, order, ramp_table, table
 
 
 def _result(cpu: float, ratio: float) -> dict[str, object]:
@@ -94,6 +94,12 @@ def test_a_step_with_errors_is_never_good_and_unlike_runs_give_no_ramp_table() -
     assert ramp_table({"before": [clean], "after": [_ramp({100: 5.0, 300: 6.0})]}) == []
     single = {"scenario": "single", "config": {}, "steps": []}
     assert ramp_table({"before": [single], "after": [single]}) == []
+
+
+def test_the_largest_step_held_is_the_last_before_the_first_that_did_not() -> None:
+    assert largest_held([(100, True), (200, True), (300, False), (400, True)]) == 200
+    assert largest_held([(100, False), (200, True)]) == 0
+    assert largest_held([]) == 0
 
 
 def test_a_checkout_is_a_worktree_of_the_revision_removed_afterwards(tmp_path: Path) -> None:
