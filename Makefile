@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-load-beside bench-profile bench-pairs
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-leases bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-load-beside bench-profile bench-pairs
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -161,6 +161,9 @@ bench-view-guard: install ## gateway trust checks per view (follow check, seat h
 bench-views: install ## a version's views on the table service (public part + each seat's own), per version
 	$(BIN)/python -m bench.views_bench
 
+bench-leases: install ## gateway presence-lease renewal: event-loop lateness and CPU while 4,000 leases renew
+	$(BIN)/python -m bench.lease_bench
+
 bench-web: install ## the web edge (Connect, gRPC-Web) vs the gRPC door: unary and move-to-view latency
 	$(BIN)/python -m bench.web_bench --json bench/results/web_bench.json
 
@@ -197,7 +200,7 @@ bench-compare: ## make bench-compare A=bench/results/x.json B=bench/results/y.js
 bench-pairs: install ## interleaved load-bench runs of two commits: make bench-pairs A=main B=HEAD [PAIRS=2] [ARGS="--tables 250"]
 	$(BIN)/python -m bench.pairs $(A) $(B) --pairs $(or $(PAIRS),2) -- $(or $(ARGS),--tables 250)
 
-bench: bench-rules bench-table bench-timer bench-gateway bench-view-guard bench-tls bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
+bench: bench-rules bench-table bench-timer bench-gateway bench-view-guard bench-leases bench-tls bench-load-100 ## the benchmarks (bench-load for 2,500 tables)
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) $(STAMPS) gen build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,5 @@
-"""The gateway's presence leases: batched renewal keeps them alive; release is the holder's.
+"""The gateway's presence leases: renewal a slice at a time keeps them alive; release is the
+holder's.
 
 The gateways' side runs as the ``gateway`` Redis user, the timer's sweep as ``timer`` (their
 production ACLs); the assertions read as ``admin``."""
@@ -10,8 +11,8 @@ import time
 from typing import Any
 
 from services.common.presence import PresenceLeases
-from services.common.schema import presence_key, presence_leases_key, shard_of
-from services.gateway.presence import LeaseKeeper
+from services.common.schema import SHARDS, presence_key, presence_leases_key, shard_of
+from services.gateway.presence import BATCH, SLICES, LeaseKeeper, slice_of
 from testing.waiting import wait_for
 
 
@@ -146,3 +147,106 @@ async def test_a_lease_of_the_first_format_counts_as_held_until_claimed(
     await keeper.take(table_id, 3, "gw-new:1")
     assert not await keeper.release("gw-new:1")
     assert await PresenceLeases(redis_connect("table")).held(table_id, 3)
+
+
+class _RecordedLeases(PresenceLeases):
+    """Real leases on Redis, each ``renew_many`` call recorded (when, which leases); ``before``
+    runs first (a test's hook into the moment a batch is sent)."""
+
+    def __init__(self, redis: Any) -> None:
+        super().__init__(redis)
+        self.calls: list[tuple[float, list[tuple[str, int, str]]]] = []
+        self.before: Any = None
+
+    async def renew_many(self, leases: list[tuple[str, int, str]], ttl_ms: int) -> None:
+        if self.before is not None:
+            await self.before(leases)
+        self.calls.append((time.monotonic(), list(leases)))
+        await super().renew_many(leases, ttl_ms)
+
+
+def _tables_in_every_slice(per_slice: int) -> list[str]:
+    """Table ids, ``per_slice`` in each renewal slice."""
+    found: dict[int, list[str]] = {index: [] for index in range(SLICES)}
+    number = 0
+    while any(len(tables) < per_slice for tables in found.values()):
+        table_id = f"slice{number:06d}".ljust(22, "s")
+        number += 1
+        if len(found[slice_of(table_id)]) < per_slice:
+            found[slice_of(table_id)].append(table_id)
+    return [table_id for tables in found.values() for table_id in tables]
+
+
+def test_the_renewal_slices_split_the_shards_evenly() -> None:
+    """Every slice holds SHARDS / SLICES neighbouring shards."""
+    slices: dict[int, set[int]] = {}
+    for shard in range(SHARDS):
+        slices.setdefault(shard * SLICES // SHARDS, set()).add(shard)
+    assert sorted(slices) == list(range(SLICES))
+    assert {len(shards) for shards in slices.values()} == {SHARDS // SLICES}
+    table_id = "q" * 22
+    assert slice_of(table_id) == shard_of(table_id) * SLICES // SHARDS
+
+
+async def test_a_round_renews_each_lease_once_a_slice_per_tick_spread_over_its_period(
+    redis_connect: Any,
+) -> None:
+    """S3 (issue 22): one period renews every held lease exactly once, one slice of shards per
+    tick, the ticks spread over the period instead of one burst; each tick's call carries
+    only its slice's leases, with the seat index and expiries written as before."""
+    leases = _RecordedLeases(redis_connect("gateway"))
+    keeper = LeaseKeeper(leases, ttl_ms=1_600)  # period 533 ms, a tick every ~33 ms
+    tables = _tables_in_every_slice(per_slice=3)
+    for table_id in tables:
+        for seat in range(4):
+            await keeper.take(table_id, seat, f"gw:{table_id}:{seat}")
+    leases.calls.clear()  # the takes' own renewals
+    renewing = asyncio.create_task(keeper.run())
+    try:
+        await wait_for(lambda: len(leases.calls) >= SLICES, timeout=5)
+    finally:
+        keeper.stop()
+        renewing.cancel()
+        await asyncio.gather(renewing, return_exceptions=True)
+    period = leases.calls[:SLICES]
+    renewed = [lease for _, batch in period for lease in batch]
+    expected = {(t, seat, f"gw:{t}:{seat}") for t in tables for seat in range(4)}
+    assert sorted(renewed) == sorted(expected)  # each once
+    for index, (_, batch) in enumerate(period):
+        assert {slice_of(table_id) for table_id, _, _ in batch} == {index}
+    tick_s = 1.6 / 3 / SLICES
+    span = period[-1][0] - period[0][0]
+    assert span >= 0.8 * (SLICES - 1) * tick_s  # spread over the period, not one burst
+    store = PresenceLeases(redis_connect("table"))
+    assert all([await store.held(table_id, seat) for table_id in tables for seat in range(4)])
+
+
+async def test_a_lease_released_while_its_slice_is_renewed_is_not_taken_again(
+    redis_connect: Any, redis_client: Any
+) -> None:
+    """A slice of more than BATCH leases goes out in several round trips; a stream that ends
+    while the first is on its way gives its lease back, and the next batch does not renew
+    (take again) the lease it gave back: the seat's lease field stays gone."""
+    leases = _RecordedLeases(redis_connect("gateway"))
+    keeper = LeaseKeeper(leases, ttl_ms=60_000)
+    tables = [t for t in _tables_in_every_slice(per_slice=BATCH // 4 + 2) if slice_of(t) == 0]
+    for table_id in tables:
+        for seat in range(4):
+            await keeper.take(table_id, seat, f"gw:{table_id}:{seat}")
+    assert keeper.held > BATCH
+    last_table = tables[-1]
+    leaving = f"gw:{last_table}:3"
+
+    async def stream_ends(batch: list[tuple[str, int, str]]) -> None:
+        if len(leases.calls) == 0:  # the first batch, sent before the release
+            assert all(holder != leaving for _, _, holder in batch)
+            await keeper.release(leaving)
+
+    leases.before = stream_ends
+    leases.calls.clear()
+    assert await keeper.renew_slice(0) == 4 * len(tables) - 1
+    assert len(leases.calls) == 2
+    assert all(holder != leaving for _, batch in leases.calls for _, _, holder in batch)
+    fields = await redis_client.hkeys(presence_leases_key(last_table))
+    assert sorted(fields) == [f"{seat}|gw:{last_table}:{seat}".encode() for seat in range(3)]
+    assert keeper.held == 4 * len(tables) - 1
