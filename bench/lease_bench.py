@@ -28,54 +28,38 @@ from pathlib import Path
 from typing import Any
 
 from services.common.logging import configure_logging
-from services.common.presence import PresenceLeases
 from services.gateway.presence import LeaseKeeper
 from testing.connect import service_clients
+from testing.leases import RecordedLeases
 from testing.secrets import SESSION_SECRETS
 from testing.servers import RedisServer
-from testing.stats import percentile
+from testing.stats import summary_ms
 
 PROBE_S = 0.001
+PROBE_NS = 1_000_000
 
 
-class _Counted(PresenceLeases):
-    """Real leases; each ``renew_many`` call's size recorded."""
-
-    def __init__(self, redis: Any) -> None:
-        super().__init__(redis)
-        self.sizes: list[int] = []
-
-    async def renew_many(self, leases: list[tuple[str, int, str]], ttl_ms: int) -> None:
-        self.sizes.append(len(leases))
-        await super().renew_many(leases, ttl_ms)
-
-
-async def _probe(seconds: float) -> list[float]:
-    """Lateness (ms) of every 1 ms sleep's wake-up for ``seconds``."""
+async def _probe(seconds: float) -> list[int]:
+    """Lateness (ns) of every 1 ms sleep's wake-up for ``seconds``."""
     loop = asyncio.get_running_loop()
-    late: list[float] = []
+    late: list[int] = []
     end = loop.time() + seconds
     while loop.time() < end:
-        started = time.perf_counter()
+        started = time.perf_counter_ns()
         await asyncio.sleep(PROBE_S)
-        late.append(max((time.perf_counter() - started - PROBE_S) * 1000, 0.0))
+        late.append(max(time.perf_counter_ns() - started - PROBE_NS, 0))
     return late
 
 
-def _summary(late: list[float]) -> dict[str, float]:
-    ordered = sorted(late)
-    return {
-        "p50": percentile(ordered, 50),
-        "p99": percentile(ordered, 99),
-        "max": ordered[-1],
-        "n": len(ordered),
-    }
+def _summary(late_ns: list[int]) -> dict[str, float]:
+    """The lateness's percentiles and mean in ms (``summary_ms``) and its sample count."""
+    return {**summary_ms(late_ns), "n": len(late_ns)}
 
 
 async def run(url_for: Any, leases: int, ttl_s: float, periods: int) -> dict[str, Any]:
     """Take ``leases`` leases, probe the loop without and then with the keeper renewing."""
     async with service_clients(url_for) as connect:
-        counted = _Counted(connect("gateway"))
+        counted = RecordedLeases(connect("gateway"))
         keeper = LeaseKeeper(counted, ttl_ms=round(ttl_s * 1000))
         tables = [secrets.token_urlsafe(16) for _ in range(-(-leases // 4))]
         for number in range(leases):
@@ -84,7 +68,7 @@ async def run(url_for: Any, leases: int, ttl_s: float, periods: int) -> dict[str
         cpu_before = time.process_time()
         quiet = await _probe(period_s * periods)
         cpu_quiet = time.process_time() - cpu_before
-        counted.sizes.clear()
+        counted.calls.clear()
         renewing = asyncio.create_task(keeper.run())
         try:
             cpu_before = time.process_time()
@@ -94,7 +78,7 @@ async def run(url_for: Any, leases: int, ttl_s: float, periods: int) -> dict[str
             keeper.stop()
             renewing.cancel()
             await asyncio.gather(renewing, return_exceptions=True)
-    calls = counted.sizes
+    calls = [len(leases) for _, leases in counted.calls]
     return {
         "leases": leases,
         "ttl_s": ttl_s,

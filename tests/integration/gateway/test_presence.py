@@ -13,6 +13,7 @@ from typing import Any
 from services.common.presence import PresenceLeases
 from services.common.schema import SHARDS, presence_key, presence_leases_key, shard_of
 from services.gateway.presence import BATCH, SLICES, LeaseKeeper, slice_of
+from testing.leases import RecordedLeases
 from testing.waiting import wait_for
 
 
@@ -149,22 +150,6 @@ async def test_a_lease_of_the_first_format_counts_as_held_until_claimed(
     assert await PresenceLeases(redis_connect("table")).held(table_id, 3)
 
 
-class _RecordedLeases(PresenceLeases):
-    """Real leases on Redis, each ``renew_many`` call recorded (when, which leases); ``before``
-    runs first (a test's hook into the moment a batch is sent)."""
-
-    def __init__(self, redis: Any) -> None:
-        super().__init__(redis)
-        self.calls: list[tuple[float, list[tuple[str, int, str]]]] = []
-        self.before: Any = None
-
-    async def renew_many(self, leases: list[tuple[str, int, str]], ttl_ms: int) -> None:
-        if self.before is not None:
-            await self.before(leases)
-        self.calls.append((time.monotonic(), list(leases)))
-        await super().renew_many(leases, ttl_ms)
-
-
 def _tables_in_every_slice(per_slice: int) -> list[str]:
     """Table ids, ``per_slice`` in each renewal slice."""
     found: dict[int, list[str]] = {index: [] for index in range(SLICES)}
@@ -194,7 +179,7 @@ async def test_a_round_renews_each_lease_once_a_slice_per_tick_spread_over_its_p
     """S3 (issue 22): one period renews every held lease exactly once, one slice of shards per
     tick, the ticks spread over the period instead of one burst; each tick's call carries
     only its slice's leases, with the seat index and expiries written as before."""
-    leases = _RecordedLeases(redis_connect("gateway"))
+    leases = RecordedLeases(redis_connect("gateway"))
     keeper = LeaseKeeper(leases, ttl_ms=1_600)  # period 533 ms, a tick every ~33 ms
     tables = _tables_in_every_slice(per_slice=3)
     for table_id in tables:
@@ -227,7 +212,7 @@ async def test_a_lease_released_while_its_slice_is_renewed_is_not_taken_again(
     """A slice of more than BATCH leases goes out in several round trips; a stream that ends
     while the first is on its way gives its lease back, and the next batch does not renew
     (take again) the lease it gave back: the seat's lease field stays gone."""
-    leases = _RecordedLeases(redis_connect("gateway"))
+    leases = RecordedLeases(redis_connect("gateway"))
     keeper = LeaseKeeper(leases, ttl_ms=60_000)
     tables = [t for t in _tables_in_every_slice(per_slice=BATCH // 4 + 2) if slice_of(t) == 0]
     for table_id in tables:
