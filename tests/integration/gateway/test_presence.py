@@ -235,3 +235,23 @@ async def test_a_lease_released_while_its_slice_is_renewed_is_not_taken_again(
     fields = await redis_client.hkeys(presence_leases_key(last_table))
     assert sorted(fields) == [f"{seat}|gw:{last_table}:{seat}".encode() for seat in range(3)]
     assert keeper.held == 4 * len(tables) - 1
+
+
+async def test_a_holder_that_takes_another_seat_is_renewed_only_there(
+    redis_connect: Any,
+) -> None:
+    """A holder (one stream) that takes a lease on another table's seat gives up its place in
+    the first table's slice: a renewal round renews only its current lease, never the seat it
+    left (that lease would otherwise be taken again every period, its seat kept connected)."""
+    leases = RecordedLeases(redis_connect("gateway"))
+    keeper = LeaseKeeper(leases, ttl_ms=60_000)
+    first, second = _tables_in_every_slice(per_slice=1)[:2]
+    assert slice_of(first) != slice_of(second)
+    await keeper.take(first, 1, "gw:one")
+    await keeper.take(second, 2, "gw:one")
+    leases.calls.clear()
+    assert await keeper.renew_all() == 1
+    assert [batch for _, batch in leases.calls] == [[(second, 2, "gw:one")]]
+    assert keeper.held == 1
+    assert await keeper.release("gw:one")
+    assert await keeper.renew_all() == 0
