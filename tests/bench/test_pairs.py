@@ -90,10 +90,39 @@ def test_a_step_with_errors_is_never_good_and_unlike_runs_give_no_ramp_table() -
     clean = _ramp({100: 5.0, 200: 6.0})
     failing = _ramp({100: 5.0, 200: 6.0}, errors=(200,))
     lines = ramp_table({"before": [clean], "after": [failing]})
-    assert lines[-2].split()[-3:] == ["200", "100", "0.50x"]
+    held = next(line for line in lines if line.startswith("largest N, p99 < 15 ms"))
+    assert held.split()[-3:] == ["200", "100", "0.50x"]
     assert ramp_table({"before": [clean], "after": [_ramp({100: 5.0, 300: 6.0})]}) == []
     single = {"scenario": "single", "config": {}, "steps": []}
     assert ramp_table({"before": [single], "after": [single]}) == []
+
+
+def test_a_ramp_is_also_judged_at_looser_limits_so_a_slow_machine_still_gives_a_ratio() -> None:
+    # the commit measured first holds no step at 15 ms (a slow machine): its ratio is
+    # undefined there, the looser limits give one
+    results = {
+        "before": [
+            _ramp({100: 18.0, 200: 24.0, 300: 40.0}),
+            _ramp({100: 19.0, 200: 26.0, 300: 45.0}),
+        ],
+        "after": [
+            _ramp({100: 9.0, 200: 12.0, 300: 21.0}),
+            _ramp({100: 10.0, 200: 14.0, 300: 29.0}),
+        ],
+    }
+    lines = ramp_table(results)
+    by_limit = {
+        line.split("<")[1].split("ms")[0].strip(): line.split()[-3:]
+        for line in lines
+        if line.startswith("largest N")
+    }
+    assert list(by_limit) == ["15", "20", "25", "30", "50"]
+    # medians: before 18.5, 25.0, 42.5; after 9.5, 13.0, 25.0
+    assert by_limit["15"][-2:] == ["0", "200"]  # no ratio: the before side holds nothing
+    assert by_limit["20"] == ["100", "200", "2.00x"]
+    assert by_limit["25"] == ["100", "200", "2.00x"]  # 25.0 is not under 25
+    assert by_limit["30"] == ["200", "300", "1.50x"]
+    assert by_limit["50"] == ["300", "300", "1.00x"]
 
 
 def test_the_largest_step_held_is_the_last_before_the_first_that_did_not() -> None:
