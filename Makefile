@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find clients/web/src clients/web/scripts -type f -not -pa
 	clients/web/vite.config.ts clients/web/tsconfig.json clients/web/buf.gen.yaml)
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-leases bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-load-beside bench-profile bench-pairs
+.PHONY: help install proto lint test test-fast web-client web-client-test chromium bench-rules bench-bots bench-table bench-timer bench-gateway bench clean system-deps run run-ha play demo run-clean deploy-test deploy-render image bench-load bench-load-100 bench-load-idle bench-load-ramp bench-load-smoke bench-view-guard bench-views bench-leases bench-tls bench-web bench-compare test-chaos test-chaos-short test-ops bench-load-pinned bench-load-beside bench-load-stalls bench-profile bench-pairs
 
 OVERLAY ?= dev
 TAG ?= dev
@@ -190,6 +190,9 @@ bench-load-beside: install ## 250 tables with the floor pipeline played at the s
 
 bench-load-pinned: install ## ramp with the cluster on core 0, the generators on core 1 (tables per cluster core, vs the floor pipeline)
 	$(BIN)/python -m bench.load --ramp --steps 50,100,150,200,250,300 --keep-going --cluster-cpus 0 --generator-cpus 1
+
+bench-load-stalls: install ## 400 tables, cluster on core 0: what the commands over 15 ms were in flight during (each process's GCs and event-loop stalls) into bench/results/stalls
+	$(BIN)/python -m bench.load --tables 400 --seconds 30 --cluster-cpus 0 --generator-cpus 1 --pipeline none --stalls bench/results/stalls
 
 bench-profile: install ## py-spy flame graphs of the gateway and the table service at 250 tables into bench/profiles/
 	$(BIN)/python -m bench.load --tables 250 --seconds 30 --pipeline none --profile bench/profiles

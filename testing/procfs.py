@@ -16,6 +16,7 @@ __all__ = [
     "CLOCK_TICKS",
     "all_threads_stopped",
     "any_thread_stopped",
+    "context_switches",
     "cpu_times",
     "machine_busy_s",
     "peak_rss_kb",
@@ -66,6 +67,26 @@ def cpu_times(pid: int) -> tuple[float, float]:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
     return int(fields[11]) / CLOCK_TICKS, int(fields[12]) / CLOCK_TICKS
+
+
+def context_switches(pid: int) -> tuple[int, int]:
+    """(voluntary, involuntary) context switches of a process so far, summed over its live
+    threads (``/proc/<pid>/task/*/status``; a thread that ended takes its own with it);
+    (0, 0) when it is gone. Voluntary: the thread waited (for I/O, a lock, a timer);
+    involuntary: the scheduler took the core from it (another thread's turn)."""
+    voluntary = involuntary = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                text = (task / "status").read_text()
+                for name, value in re.findall(
+                    r"^(voluntary|nonvoluntary)_ctxt_switches:\s+(\d+)", text, re.MULTILINE
+                ):
+                    if name == "voluntary":
+                        voluntary += int(value)
+                    else:
+                        involuntary += int(value)
+    return voluntary, involuntary
 
 
 def machine_busy_s() -> float:

@@ -63,6 +63,10 @@ class Config:
     profile_format: str = "flamegraph"
     #: py-spy's samples a second (more samples show thin costs, at some CPU of py-spy's).
     profile_rate_hz: int = 100
+    #: Where the stall probes of the services and generators write (None: not probed); each
+    #: step then tells what its commands over the p99 limit overlapped
+    #: (:mod:`bench.load.stalls`).
+    stalls_dir: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``config`` of the results."""
@@ -86,6 +90,7 @@ class Config:
             "profile_dir": str(self.profile_dir) if self.profile_dir else None,
             "profile_format": self.profile_format,
             "profile_rate_hz": self.profile_rate_hz,
+            "stalls_dir": str(self.stalls_dir) if self.stalls_dir else None,
         }
 
 
@@ -164,6 +169,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="HZ",
         help="py-spy samples a second (100)",
     )
+    parser.add_argument(
+        "--stalls",
+        type=Path,
+        metavar="DIR",
+        help="note every garbage collection and event-loop stall of the services and"
+        " generators in DIR; each step tells what its commands over the p99 limit overlapped",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="where to write the results")
     parser.add_argument("--keep-logs", action="store_true", help="keep the services' logs")
@@ -234,4 +246,5 @@ def build_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> C
         profile_dir=args.profile,
         profile_format=args.profile_format,
         profile_rate_hz=args.profile_rate,
+        stalls_dir=args.stalls,
     )

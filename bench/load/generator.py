@@ -21,7 +21,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import grpc
@@ -64,13 +64,21 @@ class RunStats:
     errors: Counter[str] = field(default_factory=Counter)
     warmup_sent: int = 0
     warmup_errors: Counter[str] = field(default_factory=Counter)
+    #: Commands at least this slow (ms; 0: none) are listed with their wall-clock start
+    #: (``bench.load --stalls``: what they overlapped).
+    slow_ms: float = 0.0
+    slow: list[tuple[float, float]] = field(default_factory=list)
+    _wall_offset_ns: int = field(default_factory=lambda: time.time_ns() - _perf_ns())
 
     def record(self, scheduled_ns: int, sent_ns: int, answered_ns: int, viewed_ns: int) -> None:
         """An answered action whose view reached the four streams at ``viewed_ns``; latency
         counts from the later of the scheduled instant and the send."""
         start = max(sent_ns, scheduled_ns)
         self.answered += 1
-        self.views.record(viewed_ns - start)
+        latency = viewed_ns - start
+        self.views.record(latency)
+        if self.slow_ms and latency >= self.slow_ms * 1e6:
+            self.slow.append(((start + self._wall_offset_ns) / 1e9, latency / 1e6))
         self.rpc.record(answered_ns - start)
         self.from_send.record(viewed_ns - sent_ns)
         self.send_late.record(sent_ns - scheduled_ns)
@@ -86,7 +94,23 @@ class RunStats:
             "errors": dict(self.errors),
             "warmup_sent": self.warmup_sent,
             "warmup_errors": dict(self.warmup_errors),
+            "slow": self.slow,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class RunOrder:
+    """What the parent asks a generator to play: from ``go_ns`` (``perf_counter_ns``, one
+    clock for the machine's processes), ``warmup_s`` unrecorded then ``seconds`` recorded,
+    one action per table every ``pace_s``; with ``slow_ms``, the recorded commands at least
+    that slow are listed (``--stalls``)."""
+
+    go_ns: int
+    warmup_s: float
+    seconds: float
+    pace_s: float
+    seed: int
+    slow_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +249,13 @@ class Generator:
     def _views_received(self) -> int:
         return sum(s.messages for t in self.tables for s in t.streams)
 
-    async def run(
-        self, go_ns: int, warmup_s: float, seconds: float, pace_s: float, seed: int
-    ) -> dict[str, Any]:
-        """Play every table on its schedule; returns the figures of the recorded slots."""
-        rng = random.Random(seed * 1009 + self.index)
-        stats = RunStats()
-        window = Window.of(go_ns, warmup_s, seconds, pace_s)
+    async def run(self, order: RunOrder) -> dict[str, Any]:
+        """Play every table on its schedule; returns the figures of the recorded slots (and
+        the commands of ``order.slow_ms`` or more)."""
+        go_ns = order.go_ns
+        rng = random.Random(order.seed * 1009 + self.index)
+        stats = RunStats(slow_ms=order.slow_ms)
+        window = Window.of(go_ns, order.warmup_s, order.seconds, order.pace_s)
         in_flight: set[asyncio.Task[None]] = set()
         ended_before, views_before = self._streams_ended(), self._views_received()
         loops = [
@@ -356,13 +380,7 @@ async def _serve(generator: Generator, command: dict[str, Any]) -> dict[str, Any
     """The answer to a ``seat`` or ``run`` command."""
     if command["op"] == "seat":
         return await generator.seat(command["count"], command["away"], command["concurrency"])
-    return await generator.run(
-        command["go_ns"],
-        command["warmup_s"],
-        command["seconds"],
-        command["pace_s"],
-        command["seed"],
-    )
+    return await generator.run(RunOrder(**command["order"]))
 
 
 async def generator_main() -> None:
@@ -448,20 +466,12 @@ class GeneratorProcess:
             limit_s=SEAT_TIMEOUT_S,
         )
 
-    async def run(
-        self, go_ns: int, warmup_s: float, seconds: float, pace_s: float, seed: int
-    ) -> dict[str, Any]:
-        """Play from ``go_ns`` for ``warmup_s`` + ``seconds``; the recorded figures."""
+    async def run(self, order: RunOrder) -> dict[str, Any]:
+        """Play from ``order.go_ns`` for its warm-up and recorded seconds; the recorded
+        figures (with ``order.slow_ms``, the commands at least that slow)."""
         return await self.ask(
-            {
-                "op": "run",
-                "go_ns": go_ns,
-                "warmup_s": warmup_s,
-                "seconds": seconds,
-                "pace_s": pace_s,
-                "seed": seed,
-            },
-            limit_s=warmup_s + seconds + RESULT_TIMEOUT_S,
+            {"op": "run", "order": asdict(order)},
+            limit_s=order.warmup_s + order.seconds + RESULT_TIMEOUT_S,
         )
 
     async def close(self) -> None:

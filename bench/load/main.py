@@ -27,6 +27,7 @@ from bench.load.floor import LoadFloor, floor_server_main
 from bench.load.generator import GeneratorProcess, generator_main
 from bench.load.pipeline import child_main, measure_pipeline
 from bench.load.report import print_report, progress
+from bench.load.stalls import probe_env
 from bench.load.step import Rig, new_seat_log, run_step
 from bench.load.watch import Baseline, TimerWatch
 from services.common.bus import TIMER_SUBJECT
@@ -220,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     config = build_config(args, arguments)
     _raise_file_limit()
+    if config.stalls_dir is not None:
+        # Inherited by every process started from here: the cluster's, the generators.
+        config.stalls_dir.mkdir(parents=True, exist_ok=True)
+        os.environ.update(probe_env(config.stalls_dir))
     # Metrics pages on: the steps read the services' garbage-collection pauses from them.
     results = measure(
         lambda cluster: drive(config, cluster), keep_logs=args.keep_logs, metrics=True

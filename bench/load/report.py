@@ -22,6 +22,7 @@ from bench.load.config import (
     TARGET_TIMER_P99_MS,
 )
 from bench.load.gc_pauses import summary as gc_summary
+from bench.load.stalls import describe as describe_stalls
 from bench.table_bench import FLOOR_MESSAGE_BYTES
 from testing.stats import PERCENTILES
 
@@ -179,9 +180,34 @@ def _cpu_rows(step: dict[str, Any], seconds: float) -> list[Row]:
             "CPU, rest of the machine (not this bench)",
             f"{other:6.1f} s ({100 * other / seconds:5.1f} % of a CPU): other processes' load",
         ),
+        *_switch_rows(step),
         *_redis_command_rows(step),
         *_gc_rows(step),
+        *_stall_rows(step),
     ]
+
+
+def _switch_rows(step: dict[str, Any]) -> list[Row]:
+    """The cluster's context switches per command (voluntary + involuntary), by process:
+    every wake-up of a thread is one; an involuntary one is a thread the scheduler stopped
+    for another (on a shared core, the cluster's processes take turns)."""
+    switches = step.get("context_switches_per_command")
+    if not switches:
+        return []
+    shown = ", ".join(
+        f"{name} {s['voluntary']:.1f} + {s['involuntary']:.1f}"
+        for name, s in switches.items()
+        if name in PROCESSES
+    )
+    return [_row("context switches per command†: waits + preemptions", shown)]
+
+
+def _stall_rows(step: dict[str, Any]) -> list[Row]:
+    """With ``--stalls``: what the commands over the p99 limit were in flight during."""
+    stalls = step.get("stalls")
+    if stalls is None:
+        return []
+    return [_row("slow commands, and the stalls they overlapped", describe_stalls(stalls))]
 
 
 def _gc_rows(step: dict[str, Any]) -> list[Row]:

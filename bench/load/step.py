@@ -10,7 +10,7 @@ import os
 import resource
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
@@ -21,10 +21,11 @@ from bench.load.floor import LoadFloor
 from bench.load.gc_pauses import Pauses
 from bench.load.gc_pauses import between as gc_between
 from bench.load.gc_pauses import read as read_gc_pauses
-from bench.load.generator import HISTOGRAMS, GeneratorProcess, Window
+from bench.load.generator import HISTOGRAMS, GeneratorProcess, RunOrder, Window
 from bench.load.pipeline import PipelineRun
 from bench.load.profiles import finish_profiles, start_profiles
 from bench.load.report import progress
+from bench.load.stalls import attribute, read_stalls
 from bench.load.watch import (
     Baseline,
     TimerWatch,
@@ -34,6 +35,7 @@ from bench.load.watch import (
     redis_breakdown,
     redis_commands,
     redis_memory,
+    switches_now,
 )
 from services.table.store import TableStore
 from testing.cluster import ProcessCluster
@@ -84,6 +86,9 @@ class Played:
     #: The floor pipeline played beside the cluster over the same seconds (``--pipeline
     #: beside``), else None.
     pipeline: dict[str, Any] | None = None
+    #: Every process's (voluntary, involuntary) context switches at the start and the end.
+    switches_start: dict[str, tuple[int, int]] = field(default_factory=dict)
+    switches_end: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def cpu(self) -> dict[str, float]:
@@ -166,7 +171,16 @@ async def play(
     loadavg_before = os.getloadavg()
     answers_future = asyncio.gather(
         *(
-            g.run(go_ns, config.warmup_s, config.seconds, config.pace_s, config.seed + tables)
+            g.run(
+                RunOrder(
+                    go_ns,
+                    config.warmup_s,
+                    config.seconds,
+                    config.pace_s,
+                    config.seed + tables,
+                    slow_ms=config.p99_limit_ms if config.stalls_dir is not None else 0.0,
+                )
+            )
             for g in rig.generators
         )
     )
@@ -176,11 +190,13 @@ async def play(
     profilers = await start_profiles(config, tables, every)
     gc_start = await read_gc_pauses(rig.cluster)  # before the CPU readings: not counted
     cpu_start, busy_start = cpu_now(every), machine_busy_s()
+    switches_start = switches_now(every)
     beside_start = beside.cpu() if beside is not None else {}
     redis_start = await redis_commands(rig.redis)
     await rig.floor.sample_for(window.measure_to, config.floor_hz)
     await asyncio.sleep(max(0.0, (window.measure_to - _perf_ns()) / 1e9))
     cpu_end, busy_end = cpu_now(every), machine_busy_s()
+    switches_end = switches_now(every)
     beside_end = beside.cpu() if beside is not None else {}
     redis_end = await redis_commands(rig.redis)
     gc_end = await read_gc_pauses(rig.cluster)
@@ -200,6 +216,8 @@ async def play(
         gc_start,
         gc_end,
         pipeline,
+        switches_start,
+        switches_end,
     )
 
 
@@ -250,6 +268,13 @@ def _cpu(run: Played, commands: int, every: dict[str, int]) -> dict[str, Any]:
             for name, seconds in cpu.items()
         },
         "peak_rss_kb": peaks,
+        "context_switches_per_command": {
+            name: {
+                kind: (end[i] - run.switches_start[name][i]) / commands if commands else math.nan
+                for i, kind in enumerate(("voluntary", "involuntary"))
+            }
+            for name, end in run.switches_end.items()
+        },
     }
 
 
@@ -368,4 +393,19 @@ async def run_step(
         "memory": _memory(rig.baseline, seated, end, streams, live, breakdown, usage),
         "loadavg": run.loadavg,
         **({"pipeline": run.pipeline} if run.pipeline is not None else {}),
+        **({"stalls": _stalls(config, run)} if config.stalls_dir is not None else {}),
     }
+
+
+def _stalls(config: Config, run: Played) -> dict[str, Any]:
+    """What the recorded commands over the p99 limit overlapped (``--stalls``)."""
+    assert config.stalls_dir is not None
+    to_wall_s = time.time() - _perf_ns() / 1e9
+    slow = [(start, ms) for answer in run.answers for start, ms in answer["slow"]]
+    return attribute(
+        slow,
+        read_stalls(config.stalls_dir),
+        run.window.measure_from / 1e9 + to_wall_s,
+        run.window.measure_to / 1e9 + to_wall_s,
+        config.p99_limit_ms,
+    )

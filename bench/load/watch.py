@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from bench.histogram import Histogram
 from testing.cluster import ProcessCluster
-from testing.procfs import cpu_times, process_memory_kb
+from testing.procfs import context_switches, cpu_times, process_memory_kb
 from testing.stats import PERCENTILES
 
 _perf_ns = time.perf_counter_ns
@@ -76,6 +76,11 @@ def cpu_now(pids: dict[str, int]) -> dict[str, tuple[float, float]]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     now["bench"] = (usage.ru_utime, usage.ru_stime)
     return now
+
+
+def switches_now(pids: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """(voluntary, involuntary) context switches so far of each process, all threads."""
+    return {name: context_switches(pid) for name, pid in pids.items()}
 
 
 async def redis_memory(redis: Redis) -> dict[str, int]:

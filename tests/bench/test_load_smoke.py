@@ -9,6 +9,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,8 +54,20 @@ FIGURES = (
 @pytest.mark.parametrize("pipeline", ["last", "beside"])
 def test_load_smoke(tmp_path: Path, pipeline: str) -> None:
     out = tmp_path / "load-smoke.json"
+    # One of the two runs with the stall probes (--stalls): they must not change the rest.
+    stalls = ["--stalls", str(tmp_path / "stalls")] if pipeline == "last" else []
     done = subprocess.run(
-        [sys.executable, "-m", "bench.load", "--smoke", "--pipeline", pipeline, "--json", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "bench.load",
+            "--smoke",
+            "--pipeline",
+            pipeline,
+            "--json",
+            str(out),
+            *stalls,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -111,3 +124,28 @@ def test_load_smoke(tmp_path: Path, pipeline: str) -> None:
         assert young["collections"] > 0 and young["seconds"] > 0, (role, young)
         assert 0 < young["longest_under_s"] <= 1.0
     assert "GC pauses while recorded" in done.stdout
+    # Context switches per command of every cluster process: each command wakes the gateway
+    # and the table service several times (gRPC, Redis, NATS).
+    switches = step["context_switches_per_command"]
+    assert set(CLUSTER) <= set(switches)
+    assert all(switches[name]["voluntary"] >= 1 for name in ("table", "gateway"))
+    assert "context switches per command" in done.stdout
+    if stalls:
+        _assert_stalls_probed(tmp_path / "stalls", step, done.stdout)
+    else:
+        assert "stalls" not in step
+
+
+def _assert_stalls_probed(directory: Path, step: dict[str, Any], report: str) -> None:
+    """Every service and generator ran the probe (its file exists, from its start); the step
+    tells what its commands over the limit overlapped, one line of the report."""
+    probed = sorted(path.stem.rpartition("-")[0] for path in directory.iterdir())
+    assert probed == ["gateway", "generator", "generator", "table", "timer"]
+    figures = step["stalls"]
+    assert figures["limit_ms"] == 15.0
+    over = sum(figures["overlapping"].values())
+    assert figures["none"] <= figures["slow_commands"] <= over + figures["none"]
+    assert all(
+        key.split()[0] in {"gateway", "table", "timer", "generator"} for key in figures["stalls"]
+    )
+    assert "slow commands, and the stalls they overlapped" in report
