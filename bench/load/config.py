@@ -65,7 +65,7 @@ class Config:
     profile_rate_hz: int = 100
     #: Where the stall probes of the services and generators write (None: not probed); each
     #: step then tells what its commands over the p99 limit overlapped
-    #: (:mod:`bench.load.stalls`).
+    #: (:mod:`testing.stalls`).
     stalls_dir: Path | None = None
 
     def to_json(self) -> dict[str, Any]:

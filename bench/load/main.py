@@ -27,7 +27,6 @@ from bench.load.floor import LoadFloor, floor_server_main
 from bench.load.generator import GeneratorProcess, generator_main
 from bench.load.pipeline import child_main, measure_pipeline
 from bench.load.report import print_report, progress
-from bench.load.stalls import probe_env
 from bench.load.step import Rig, new_seat_log, run_step
 from bench.load.watch import Baseline, TimerWatch
 from services.common.bus import TIMER_SUBJECT
@@ -36,6 +35,7 @@ from testing.pairs import largest_held
 from testing.pinning import pin
 from testing.secrets import SESSION_SECRETS
 from testing.servers import NatsServer, RedisServer
+from testing.stalls import probe_env
 
 
 def _json_safe(value: Any) -> Any:

@@ -22,8 +22,8 @@ from bench.load.config import (
     TARGET_TIMER_P99_MS,
 )
 from bench.load.gc_pauses import summary as gc_summary
-from bench.load.stalls import describe as describe_stalls
 from bench.table_bench import FLOOR_MESSAGE_BYTES
+from testing.stalls import describe as describe_stalls
 from testing.stats import PERCENTILES
 
 Row = tuple[str, str, str, str]

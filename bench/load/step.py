@@ -25,7 +25,6 @@ from bench.load.generator import HISTOGRAMS, GeneratorProcess, RunOrder, Window
 from bench.load.pipeline import PipelineRun
 from bench.load.profiles import finish_profiles, start_profiles
 from bench.load.report import progress
-from bench.load.stalls import attribute, read_stalls
 from bench.load.watch import (
     Baseline,
     TimerWatch,
@@ -40,6 +39,7 @@ from bench.load.watch import (
 from services.table.store import TableStore
 from testing.cluster import ProcessCluster
 from testing.procfs import machine_busy_s, peak_rss_kb
+from testing.stalls import attribute, read_stalls
 from testing.stats import PERCENTILES
 
 _perf_ns = time.perf_counter_ns

@@ -1,4 +1,4 @@
-"""bench.load.stalls (``bench.load --stalls``): the probe notes each process's collections and
+"""testing.stalls (``bench.load --stalls``): the probe notes each process's collections and
 event-loop stalls with wall-clock instants, and each slow command is told apart by what it
 was in flight during."""
 
@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from bench.load.stalls import Stall, attribute, describe, probe_env, read_stalls
+from testing.stalls import Stall, attribute, describe, probe_env, read_stalls
 
 # A process that blocks its event loop for 30 ms, then makes a long full collection.
 _PROGRAM = textwrap.dedent(

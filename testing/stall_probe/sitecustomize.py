@@ -1,4 +1,4 @@
-"""The stall probe of ``bench.load --stalls DIR`` (:mod:`bench.load.stalls`), loaded by
+"""The stall probe of ``bench.load --stalls DIR`` (:mod:`testing.stalls`), loaded by
 Python itself at start-up (``site`` imports ``sitecustomize`` from the ``PYTHONPATH`` that
 the bench puts this directory on) in the cluster's service processes and the generators,
 so that no service carries bench code.

@@ -1,7 +1,7 @@
 """What the slow commands overlapped: ``bench.load --stalls DIR``.
 
 With ``--stalls DIR`` every service process and every generator runs the stall probe
-(``bench/load/stall_probe/sitecustomize.py``, put on their ``PYTHONPATH`` by
+(``testing/stall_probe/sitecustomize.py``, put on their ``PYTHONPATH`` by
 :func:`probe_env`): each notes, with wall-clock instants, its garbage collections of 1 ms
 or more and the moments its event loop woke 2 ms or more late. The generators note every
 recorded command slower than the p99 limit (its wall-clock start and its action → four views
