@@ -22,7 +22,8 @@ from typing import Any
 
 #: The directory of the probe's ``sitecustomize``.
 PROBE_DIR = Path(__file__).resolve().parent / "stall_probe"
-#: Where the probe writes (it is inactive without it).
+#: Where the probe writes (it is inactive without it). The probe names it too (it runs
+#: before this package can be imported); the probe's test fails if the two differ.
 ENV_VAR = "BENCH_STALLS_DIR"
 
 
@@ -96,11 +97,11 @@ def attribute(
         end = start + ms / 1e3
         hit = [s for s in inside if s.start_s < end and s.end_s > start]
         collecting = {s.process for s in hit if s.kind == "gc"}
-        causes = {f"{s.process} gc" for s in hit if s.kind == "gc"}
-        for stall in hit:
-            if stall.kind == "loop" and not _explained(stall, collections):
-                causes.add(f"{stall.process} loop")
-        causes -= {f"{p} loop" for p in collecting}
+        causes = {f"{p} gc" for p in collecting} | {
+            f"{s.process} loop"
+            for s in hit
+            if s.kind == "loop" and s.process not in collecting and not _explained(s, collections)
+        }
         overlapping.update(causes)
         none += not causes
     return {
