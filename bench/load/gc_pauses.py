@@ -1,8 +1,10 @@
 """The services' garbage-collection pauses over a step's recorded time, read from their
-``dominos_gc_pause_seconds`` (the load bench's cluster serves its metrics pages): per
-service and generation, how many collections ran, the seconds they held the process, and
-the bucket bound the longest one stayed under. A collection stops every task of its
-process, so a long one shows in the tail of the latencies the step measured."""
+``dominos_gc_pause_seconds`` and ``dominos_gc_cpu_seconds_total`` (the load bench's
+cluster serves its metrics pages): per service and generation, how many collections ran,
+the seconds they held the process, the CPU seconds they used (the rest of a pause is the
+process waiting for its core), and the bucket bound the longest one stayed under. A
+collection stops every task of its process, so a long one shows in the tail of the
+latencies the step measured."""
 
 from __future__ import annotations
 
@@ -19,27 +21,33 @@ __all__ = ["GENERATIONS", "Pauses", "between", "parse", "read", "summary"]
 #: The collector's generations, by the label the services give them.
 GENERATIONS = {"0": "young", "1": "middle", "2": "full"}
 FAMILY = "dominos_gc_pause_seconds"
+CPU_FAMILY = "dominos_gc_cpu_seconds"
 
 #: Per service, per generation label: the cumulative buckets ``(upper bound, count)`` in
-#: increasing order and the sum of seconds.
-Pauses = dict[str, dict[str, tuple[list[tuple[float, float]], float]]]
+#: increasing order, the sum of seconds and the CPU seconds.
+Pauses = dict[str, dict[str, tuple[list[tuple[float, float]], float, float]]]
 
 
-def parse(page: str) -> dict[str, tuple[list[tuple[float, float]], float]]:
-    """The pause histogram of one metrics page, per generation label (empty without it)."""
+def parse(page: str) -> dict[str, tuple[list[tuple[float, float]], float, float]]:
+    """The pause histogram and CPU counter of one metrics page, per generation label (empty
+    without the histogram; CPU 0 without the counter)."""
     buckets: dict[str, list[tuple[float, float]]] = {}
     sums: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for family in text_string_to_metric_families(page):
-        if family.name != FAMILY:
+        if family.name not in (FAMILY, CPU_FAMILY):
             continue
         for sample in family.samples:
             generation = sample.labels.get("generation", "")
-            if sample.name.endswith("_bucket"):
+            if family.name == CPU_FAMILY:
+                if sample.name.endswith("_total"):
+                    cpu[generation] = sample.value
+            elif sample.name.endswith("_bucket"):
                 bound = float(sample.labels["le"])
                 buckets.setdefault(generation, []).append((bound, sample.value))
             elif sample.name.endswith("_sum"):
                 sums[generation] = sample.value
-    return {g: (sorted(b), sums.get(g, 0.0)) for g, b in buckets.items()}
+    return {g: (sorted(b), sums.get(g, 0.0), cpu.get(g, 0.0)) for g, b in buckets.items()}
 
 
 async def read(cluster: ProcessCluster) -> Pauses:
@@ -63,13 +71,14 @@ def _longest_under(start: list[tuple[float, float]], end: list[tuple[float, floa
 
 
 def between(start: Pauses, end: Pauses) -> dict[str, dict[str, dict[str, float]]]:
-    """Per role and generation name: ``collections``, ``seconds`` and ``longest_under_s``
-    (the bucket bound the longest collection stayed under; 0 when none ran)."""
+    """Per role and generation name: ``collections``, ``seconds``, ``cpu_seconds`` and
+    ``longest_under_s`` (the bucket bound the longest collection stayed under; 0 when none
+    ran)."""
     result: dict[str, dict[str, dict[str, float]]] = {}
     for role, generations in end.items():
-        for label, (buckets, seconds) in generations.items():
-            before_buckets, before_seconds = start.get(role, {}).get(
-                label, ([(bound, 0.0) for bound, _ in buckets], 0.0)
+        for label, (buckets, seconds, cpu_seconds) in generations.items():
+            before_buckets, before_seconds, before_cpu = start.get(role, {}).get(
+                label, ([(bound, 0.0) for bound, _ in buckets], 0.0, 0.0)
             )
             collections = (buckets[-1][1] if buckets else 0) - (
                 before_buckets[-1][1] if before_buckets else 0
@@ -77,13 +86,15 @@ def between(start: Pauses, end: Pauses) -> dict[str, dict[str, dict[str, float]]
             result.setdefault(role, {})[GENERATIONS.get(label, label)] = {
                 "collections": collections,
                 "seconds": seconds - before_seconds,
+                "cpu_seconds": cpu_seconds - before_cpu,
                 "longest_under_s": _longest_under(before_buckets, buckets) if collections else 0.0,
             }
     return result
 
 
 def summary(pauses: dict[str, dict[str, Any]]) -> str:
-    """``gateway: young 23 (< 5 ms), middle 1 (< 25 ms), 0.08 s; table: ...``."""
+    """``gateway: young 23 (< 5 ms), middle 1 (< 25 ms), 0.080 s (CPU 0.021 s); table: ...``
+    (the CPU part only when the services count it)."""
     parts = []
     for role, generations in pauses.items():
         counted = [
@@ -92,5 +103,7 @@ def summary(pauses: dict[str, dict[str, Any]]) -> str:
             if row["collections"]
         ]
         seconds = sum(row["seconds"] for row in generations.values())
-        parts.append(f"{role}: {', '.join(counted) or 'none'}, {seconds:.3f} s")
+        cpu = sum(row.get("cpu_seconds", 0.0) for row in generations.values())
+        used = f" (CPU {cpu:.3f} s)" if cpu else ""
+        parts.append(f"{role}: {', '.join(counted) or 'none'}, {seconds:.3f} s{used}")
     return "; ".join(parts)

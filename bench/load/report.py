@@ -216,7 +216,7 @@ def _gc_rows(step: dict[str, Any]) -> list[Row]:
     pauses = step.get("gc_pauses")
     if not pauses:
         return []
-    return [_row("GC pauses while recorded: collections (longest)", gc_summary(pauses))]
+    return [_row("GC pauses while recorded: collections (longest), s (CPU)", gc_summary(pauses))]
 
 
 def _redis_command_rows(step: dict[str, Any]) -> list[Row]:

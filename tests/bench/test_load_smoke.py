@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,7 +124,10 @@ def test_load_smoke(tmp_path: Path, pipeline: str) -> None:
         young = pauses[role]["young"]
         assert young["collections"] > 0 and young["seconds"] > 0, (role, young)
         assert 0 < young["longest_under_s"] <= 1.0
+        # Their CPU, from dominos_gc_cpu_seconds_total: some, and never more than the pauses.
+        assert 0 < young["cpu_seconds"] <= young["seconds"] + 0.001, (role, young)
     assert "GC pauses while recorded" in done.stdout
+    assert re.search(r"gateway: young \d+ \(< [\d.]+ ms\).*?s \(CPU [\d.]+ s\)", done.stdout)
     # Context switches per command of every cluster process: each command wakes the gateway
     # and the table service several times (gRPC, Redis, NATS).
     switches = step["context_switches_per_command"]
