@@ -4,27 +4,31 @@ from __future__ import annotations
 
 import gc
 import time
+from typing import Any
 
 from services.common.gc_pauses import GC_CPU, GC_PAUSE, watch_gc_pauses
 
 
-def _timed(generation: str) -> tuple[float, float]:
-    """(collections timed, seconds) of ``generation`` so far."""
+def _series(metric: Any, generation: str) -> dict[str, float]:
+    """The samples of ``metric`` for ``generation``, by their name's last part (``count``,
+    ``sum``, ``total``...)."""
     found = {}
-    for metric in GC_PAUSE.collect():
-        for sample in metric.samples:
+    for family in metric.collect():
+        for sample in family.samples:
             if sample.labels.get("generation") == generation:
                 found[sample.name.rsplit("_", 1)[-1]] = float(sample.value)
+    return found
+
+
+def _timed(generation: str) -> tuple[float, float]:
+    """(collections timed, seconds) of ``generation`` so far."""
+    found = _series(GC_PAUSE, generation)
     return found["count"], found["sum"]
 
 
 def _cpu(generation: str) -> float:
     """CPU seconds counted for ``generation`` so far."""
-    for metric in GC_CPU.collect():
-        for sample in metric.samples:
-            if sample.labels.get("generation") == generation and sample.name.endswith("_total"):
-                return float(sample.value)
-    return 0.0
+    return _series(GC_CPU, generation)["total"]
 
 
 def test_every_collection_is_timed_once_in_its_generation() -> None:
