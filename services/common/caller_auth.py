@@ -88,30 +88,48 @@ class CallerAuth:
             return name if matched else None
         return None
 
+    async def _admit(self, method: str, context: Any) -> None:
+        """Refuse the call (``context.abort`` raises) unless its caller is authenticated and
+        within its grant; sets the caller for the servicer (:func:`current_caller`)."""
+        caller = self.caller_of(context.invocation_metadata())
+        if caller is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "a service credential is required (dominos-caller)",
+            )
+        elif not self.granted(caller, method):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, "this caller may not call this service"
+            )
+        else:
+            _caller.set(caller)
+
     def __call__(self, method: str, handler: Any) -> Any:
         """``handler`` of ``method`` served only to an authenticated caller within its grant
         (the caller set in the call's context for the servicer, :func:`current_caller`);
-        the handler of an unprotected method as it is. The request is parsed only once the
-        caller is accepted (an unauthenticated call is refused whatever its bytes)."""
+        the handler of an unprotected method as it is. A unary request is parsed only once
+        the caller is accepted (an unauthenticated call is refused whatever its bytes); a
+        bidirectional stream is checked when it opens, before its first message is read."""
         if not method.startswith(self.prefixes):
             return handler
+        if handler.stream_stream is not None:
+            streamed = handler.stream_stream
+
+            async def checked_stream(requests: Any, context: Any) -> Any:
+                await self._admit(method, context)
+                return await streamed(requests, context)
+
+            return grpc.stream_stream_rpc_method_handler(
+                checked_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
         if handler.unary_unary is None:
-            raise ValueError(f"{method}: only unary methods can be protected by caller auth")
+            raise ValueError(f"{method}: only unary and bidirectional methods can be protected")
         behavior, parse = handler.unary_unary, handler.request_deserializer
 
         async def checked(raw: bytes, context: Any) -> Any:
-            caller = self.caller_of(context.invocation_metadata())
-            if caller is None:
-                await context.abort(
-                    grpc.StatusCode.UNAUTHENTICATED,
-                    "a service credential is required (dominos-caller)",
-                )
-            elif not self.granted(caller, method):
-                await context.abort(
-                    grpc.StatusCode.PERMISSION_DENIED, "this caller may not call this service"
-                )
-            else:
-                _caller.set(caller)
+            await self._admit(method, context)
             return await behavior(raw if parse is None else parse(raw), context)
 
         return grpc.unary_unary_rpc_method_handler(

@@ -31,6 +31,7 @@ from prometheus_client import Counter, Histogram
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60)
 UNARY = "unary"
 SERVER_STREAM = "server_stream"
+BIDI_STREAM = "bidi_stream"
 
 STARTED = Counter(
     "dominos_grpc_server_started_total",
@@ -63,7 +64,14 @@ def _methods(service: str) -> list[tuple[str, str]]:
         descriptor = descriptor_pool.Default().FindServiceByName(service)
     except KeyError:
         return []
-    return [(m.name, SERVER_STREAM if m.server_streaming else UNARY) for m in descriptor.methods]
+    return [(m.name, _kind(m.client_streaming, m.server_streaming)) for m in descriptor.methods]
+
+
+def _kind(client_streaming: bool, server_streaming: bool) -> str:
+    """The ``grpc_type`` label of a method (no client-streaming-only method in our APIs)."""
+    if client_streaming:
+        return BIDI_STREAM
+    return SERVER_STREAM if server_streaming else UNARY
 
 
 def precreate_server(services: Sequence[str]) -> None:
@@ -78,9 +86,11 @@ def precreate_server(services: Sequence[str]) -> None:
 
 
 def precreate_client(service: str) -> None:
-    """Create the client-side series of every unary method of ``service`` at 0 (status OK)."""
+    """Create the client-side series of every unary and bidirectional method of ``service``
+    at 0 (status OK): a command sent on a stream is timed as one call of the stream's method
+    (:mod:`services.common.command_streams`)."""
     for method, kind in _methods(service):
-        if kind == UNARY:
+        if kind != SERVER_STREAM:
             CLIENT_HANDLING.labels(service, method, "OK")
 
 
@@ -127,16 +137,25 @@ def _wrap(handler: Any, service: str, method: str) -> Any:
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
-    return handler  # client and bidirectional streams: none in our contract
+    if handler.stream_stream is not None:
+        return grpc.stream_stream_rpc_method_handler(
+            timed(handler.stream_stream, service, method, streaming=True, kind=BIDI_STREAM),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    return handler  # client streams: none in our APIs
 
 
-def timed(behavior: Any, service: str, method: str, *, streaming: bool) -> Any:
+def timed(
+    behavior: Any, service: str, method: str, *, streaming: bool, kind: str | None = None
+) -> Any:
     """``behavior`` (an aio servicer method, or an async generator of replies) counted and
     timed as ``service``/``method`` of type ``server_stream`` when ``streaming`` (a stream
     written with ``context.write`` is a coroutine, so the type is the method's, not the
-    function's), else ``unary``; its context's ``code()`` names the status of a failure (the
+    function's), else ``unary``, unless ``kind`` names it (``bidi_stream``: timed as one
+    call from open to end); its context's ``code()`` names the status of a failure (the
     gateway's web edge wraps its calls with it too)."""
-    kind = SERVER_STREAM if streaming else UNARY
+    kind = kind or (SERVER_STREAM if streaming else UNARY)
     started_total = STARTED.labels(service, method, kind)
     handling = HANDLING.labels(service, method, kind)
     handled: dict[str, Any] = {}

@@ -185,6 +185,10 @@ class Hub:
         """Local streams."""
         return sum(len(f.watchers) for f in self._feeds.values())
 
+    def watches(self, table_id: str) -> bool:
+        """Whether a local stream watches the table."""
+        return table_id in self._feeds
+
     async def watch(self, table_id: str, seat: int) -> Watcher:
         """A watcher of the table, subscribed first (confirmed by the server), then primed
         with the current snapshot."""

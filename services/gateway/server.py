@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
 
+from services.common.command_streams import CommandStreams
 from services.common.connections import connect_nats, connect_redis, table_channel
 from services.common.grpc_server import SERVER_OPTIONS, ServiceRuntime
 from services.common.logging import get_logger
@@ -136,12 +137,17 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
         streams_per_seat=settings.streams_per_seat,
         idle_s=settings.max_connection_idle_seconds,
     )
+    # A table's commands go on one stream while a client here watches it (issue 22).
+    commands = CommandStreams(
+        channel.channel, table.Execute, credential=settings.caller_credential, wanted=hub.watches
+    )
     servicer = GatewayServicer(
         table,
         hub,
         leases,
         gateway_id=f"{settings.service_name}-{secrets.token_hex(4)}",
         admission=admission,
+        execute=commands,
     )
     runtime = ServiceRuntime.from_settings(
         settings,
@@ -167,6 +173,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     runtime.add_shutdown_hook(stop_renewals, name="renewals.stop")
     runtime.add_shutdown_hook(nc.drain, name="nats.drain")
     runtime.add_shutdown_hook(redis.aclose, name="redis.close")
+    runtime.add_shutdown_hook(commands.close, name="commands.close")
     runtime.add_shutdown_hook(channel.close, name="table.close")
     port = await runtime.start()
     web_port = await web.start() if web is not None else None

@@ -254,8 +254,13 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         gateway_id: str,
         admission: Admission | None = None,
         clock: Callable[[], float] = time.time,
+        execute: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
         self.table = table
+        #: How a command reaches the table service: ``execute`` (the gateway's command
+        #: streams, :class:`~services.common.command_streams.CommandStreams`), else the
+        #: unary ``Execute``.
+        self.execute = execute or table.Execute
         self.hub = hub
         self.leases = leases
         self.admission = admission or Admission(
@@ -331,7 +336,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
             seat_token=token, peer=address, connection=f"{self.gateway_id}/{peer}", **command
         )
         reply = await self._forward(
-            self.table.Execute, request, context, _budget_subjects(peer, address, command)
+            self.execute, request, context, _budget_subjects(peer, address, command)
         )
         result = getattr(reply, reply.WhichOneof("result"))
         assert isinstance(result, expect)

@@ -32,7 +32,7 @@ from services.table.application import Limits, Policy, TableApp
 from services.table.publisher import EventPublisher
 from services.table.robot_servicer import RobotServicer
 from services.table.robot_turns import RobotTurnPublisher
-from services.table.servicer import EXECUTE_METHOD, TableServicer
+from services.table.servicer import EXECUTE_METHOD, EXECUTE_STREAM_METHOD, TableServicer
 from services.table.store import TableStore
 from services.table.timer_consumer import TimerConsumer
 
@@ -147,7 +147,10 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
         service_names=[SERVICE_NAME, ROBOT_SERVICE_NAME],
         registrars=[lambda server: _register(servicer, robots, server)],
         options=INTERNAL_SERVER_OPTIONS,
-        wrappers=(*_caller_auth(settings), serialized_answers(EXECUTE_METHOD)),
+        wrappers=(
+            *_caller_auth(settings),
+            serialized_answers(EXECUTE_METHOD, EXECUTE_STREAM_METHOD),
+        ),
     )
     consumer = TimerConsumer(
         app,
@@ -158,6 +161,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
             "acted" if acted else "stale"
         ).inc(),
     )
+    runtime.add_drain_callback(servicer.drain)
     await consumer.start()
     relay = asyncio.create_task(publisher.run_relay(), name="outbox-relay")
     gauges = asyncio.create_task(_sample_tables(store), name="tables-gauge")

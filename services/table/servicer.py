@@ -15,6 +15,7 @@ as it can does not flood the log.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Final
@@ -49,8 +50,12 @@ _RESULT_TAGS: Final = {
     field.name: varint(field.number << 3 | 2)
     for field in table_pb2.ExecuteResponse.DESCRIPTOR.fields
 }
-#: The table service's method whose handler answers bytes already serialised.
+#: The table service's methods whose handlers answer bytes already serialised.
 EXECUTE_METHOD: Final = "/dominos.v1.TableService/Execute"
+EXECUTE_STREAM_METHOD: Final = "/dominos.v1.TableService/ExecuteStream"
+#: The tags of ``ExecuteOutcome.seq`` (varint) and ``ExecuteOutcome.response`` (bytes).
+_OUTCOME_SEQ: Final = varint(1 << 3)
+_OUTCOME_RESPONSE: Final = varint(2 << 3 | 2)
 
 
 def _checked(validate: Callable[[str], str], value: str) -> str:
@@ -89,6 +94,10 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         #: False only in development without caller credentials: then every caller is
         #: trusted to pass on its client's address.
         self.callers_authenticated = callers_authenticated
+        #: Set when the service starts shutting down: streams take no more commands.
+        self.draining = False
+        #: The handlers of the command streams waiting for their next frame.
+        self._idle_streams: set[asyncio.Task[Any]] = set()
 
     async def Execute(  # noqa: N802 (gRPC method name)
         self, request: table_pb2.ExecuteRequest, context: Any
@@ -101,24 +110,59 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
             try:
                 return await self._execute(request, kind, inner, context)
             except ServiceError as error:
-                metrics.COMMANDS_REJECTED.labels(kind or "none", error.reason).inc()
-                _SAMPLED.log(
-                    log.info,
-                    "table.command_rejected",
-                    key=("rejected", error.reason),
-                    reason=error.reason,
-                    code=error.code.name,
-                )
+                _rejected(kind, error)
                 await abort(context, error)
             except UNAVAILABLE_ERRORS as error:
-                DEPENDENCY_ERRORS.labels("redis").inc()
-                _SAMPLED.log(
-                    log.warning,
-                    "table.dependency_unavailable",
-                    key=("unavailable", type(error).__name__),
-                    error=repr(error),
+                await abort(context, _unavailable(error))
+
+    async def ExecuteStream(  # noqa: N802 (gRPC method name)
+        self, frames: Any, context: Any
+    ) -> None:
+        """Apply each frame's command in turn and answer its serialised ``ExecuteOutcome``
+        (see table.proto), until the caller half-closes the stream; once the service drains,
+        the stream ends (OK) after the command in hand, and an idle one at once (cancelled),
+        so its caller opens the next one on a replica that stays."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._idle_streams.add(task)
+        try:
+            while not self.draining:
+                frame = await context.read()
+                if frame is grpc.aio.EOF:
+                    return
+                self._idle_streams.discard(task)
+                await context.write(await self._outcome(frame, context))
+                self._idle_streams.add(task)
+        finally:
+            self._idle_streams.discard(task)
+
+    def drain(self) -> None:
+        """Stop taking commands on streams: each ends after the command in hand; an idle
+        one is cancelled now (the runtime's drain callback)."""
+        self.draining = True
+        for task in self._idle_streams:
+            task.cancel()
+
+    async def _outcome(self, frame: table_pb2.ExecuteFrame, context: Any) -> bytes:
+        """A frame's ``ExecuteOutcome``, serialised: Execute's answer or its refusal."""
+        request = frame.request
+        kind = request.WhichOneof("command")
+        inner: Any = getattr(request, kind) if kind else None
+        with call_context(kind, inner):
+            try:
+                answer = await self._execute(request, kind, inner, context)
+                return (
+                    _OUTCOME_SEQ
+                    + varint(frame.seq)
+                    + _OUTCOME_RESPONSE
+                    + varint(len(answer))
+                    + answer
                 )
-                await abort(context, unavailable())
+            except ServiceError as error:
+                _rejected(kind, error)
+                return _refusal(frame.seq, error)
+            except UNAVAILABLE_ERRORS as error:
+                return _refusal(frame.seq, _unavailable(error))
 
     async def _execute(
         self, request: table_pb2.ExecuteRequest, kind: str | None, inner: Any, context: Any
@@ -184,6 +228,38 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 await abort(context, error)
             except UNAVAILABLE_ERRORS:
                 await abort(context, unavailable())
+
+
+def _refusal(seq: int, error: ServiceError) -> bytes:
+    """The serialised ``ExecuteOutcome`` of a refused command: Execute's status."""
+    refusal = table_pb2.CommandRefusal(
+        code=error.code.value[0], message=error.message, status=error.status().SerializeToString()
+    )
+    return table_pb2.ExecuteOutcome(seq=seq, refusal=refusal).SerializeToString()
+
+
+def _rejected(kind: str | None, error: ServiceError) -> None:
+    """Count a refused command and log it (sampled per reason)."""
+    metrics.COMMANDS_REJECTED.labels(kind or "none", error.reason).inc()
+    _SAMPLED.log(
+        log.info,
+        "table.command_rejected",
+        key=("rejected", error.reason),
+        reason=error.reason,
+        code=error.code.name,
+    )
+
+
+def _unavailable(error: BaseException) -> ServiceError:
+    """Count and log (sampled) a dependency's failure; the refusal the caller gets."""
+    DEPENDENCY_ERRORS.labels("redis").inc()
+    _SAMPLED.log(
+        log.warning,
+        "table.dependency_unavailable",
+        key=("unavailable", type(error).__name__),
+        error=repr(error),
+    )
+    return unavailable()
 
 
 def unavailable() -> ServiceError:

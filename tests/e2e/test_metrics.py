@@ -114,11 +114,20 @@ async def test_operator_signals_after_a_game(e2e: E2ECluster) -> None:
     assert total(timer, "dominos_redis_command_seconds_count") > 0
     assert total(table, "dominos_nats_publish_seconds_count", stream="DOMINOS_TABLES") > 0
     assert total(timer, "dominos_nats_publish_seconds_count", stream="DOMINOS_TIMERS") > 0
-    calls = total(
+    streamed = total(
+        gateway,
+        "dominos_grpc_client_handling_seconds_count",
+        grpc_method="ExecuteStream",
+        grpc_code="OK",
+    )
+    calls = streamed + total(
         gateway, "dominos_grpc_client_handling_seconds_count", grpc_method="Execute", grpc_code="OK"
     )
     plays = total(gateway, "dominos_grpc_server_handled_total", grpc_method="PlayTile")
     assert calls >= plays > 0  # every command reached the table service at least once
+    # A watched table's commands went on its command stream (issue 22), timed one by one.
+    assert streamed >= plays
+    assert total(table, "dominos_grpc_server_started_total", grpc_type="bidi_stream") > 0
     views = total(gateway, "dominos_gateway_view_latency_seconds_count")
     assert views > 0
     assert total(gateway, "dominos_gateway_fanout_seconds_count") == views
