@@ -14,8 +14,10 @@ run's headline figures and each side's median, with the ratio after / before. Fo
 the largest N by those medians: a pause of the machine during one run's step ends that run's
 ramp, not the side's. ``--report --out DIR`` prints the tables of the files in DIR again.
 
-Both trees run on this checkout's virtualenv (generated protobuf modules included): compare
-commits whose contract (``protos/``) and dependencies are the same.
+Both trees run on this checkout's virtualenv: compare commits whose dependencies are the
+same. Each tree has its own protobuf modules, generated from its own ``protos/`` into its
+``gen/`` and put first on ``PYTHONPATH`` for the bench and every service it starts, so a
+commit that changed the contract is measured against one before the change.
 """
 
 from __future__ import annotations
@@ -30,13 +32,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from testing.pairs import SIDES, checkout, headline, order, ramp_table, table
+from testing.pairs import (
+    SIDES,
+    checkout,
+    generate_stubs,
+    headline,
+    order,
+    ramp_table,
+    table,
+    tree_environment,
+)
 
 
 def run_once(tree: Path, options: Sequence[str], out: Path) -> dict[str, Any]:
-    """One ``bench.load`` run from ``tree``; its results file's contents."""
+    """One ``bench.load`` run from ``tree`` (its own stubs first on the path); its results
+    file's contents."""
     command = [sys.executable, "-m", "bench.load", *options, "--json", str(out)]
-    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    environment = tree_environment(tree, os.environ, sys.executable)
     subprocess.run(command, cwd=tree, env=environment, check=True, stdout=subprocess.DEVNULL)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
@@ -75,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         checkout(repo, config.after, Path(parent) / "b") as after,
     ):
         trees = {"before": before, "after": after}
+        for tree in trees.values():
+            generate_stubs(tree)
         for side, n in order(config.pairs):
             print(f"[pairs] {side} {n}: {' '.join(options) or '(defaults)'}", flush=True)
             path = out / f"{side}-{n}.json"

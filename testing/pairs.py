@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import statistics
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +175,20 @@ def checkout(repo: Path, revision: str, parent: Path) -> Iterator[Path]:
             check=False,
             capture_output=True,
         )
+
+
+def generate_stubs(tree: Path, python: str = sys.executable) -> None:
+    """The tree's protobuf modules, generated from its own ``protos/`` into its ``gen/``."""
+    subprocess.run([python, "tools/gen_protos.py"], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+
+
+def tree_environment(tree: Path, environ: Mapping[str, str], python: str) -> dict[str, str]:
+    """The environment of a bench run from ``tree``: ``python``'s directory first on
+    ``PATH`` and the tree's own stubs (``gen/``) first on ``PYTHONPATH``, so the run and
+    every service it starts import the contract of that commit."""
+    path = os.pathsep.join(filter(None, (str(tree / "gen"), environ.get("PYTHONPATH"))))
+    return {
+        **environ,
+        "PATH": f"{Path(python).parent}{os.pathsep}{environ.get('PATH', '')}",
+        "PYTHONPATH": path,
+    }

@@ -19,7 +19,10 @@ call's ``grpc.aio.AioRpcError``) and
   connection closed for age) with ``UNAVAILABLE`` (or the stream's own failure), which the
   gateway retries with the same request id (safe: Execute is idempotent by it); the next
   command opens a new stream;
-- half-closes a stream unused for ``idle_s``.
+- half-closes a stream unused for ``idle_s``;
+- sends a command unary when the table service does not serve ``ExecuteStream``
+  (``UNIMPLEMENTED``: a replica of an earlier release during a rolling upgrade), and every
+  command for the next minute.
 
 Only tables ``wanted(table_id)`` says yes to get a stream (the gateway: tables one of its
 clients watches; a stream per table id a client merely names would let a client open
@@ -44,6 +47,7 @@ from services.common.caller_auth import METADATA_KEY
 from services.common.grpc_metrics import CLIENT_HANDLING
 from services.common.service_errors import DETAILS_KEY
 from services.common.table_routing import TABLE_HEADER, table_of
+from services.rules.binary import varint
 
 __all__ = ["EXECUTE_STREAM", "CommandStreams"]
 
@@ -51,18 +55,11 @@ __all__ = ["EXECUTE_STREAM", "CommandStreams"]
 EXECUTE_STREAM: Final = "/dominos.v1.TableService/ExecuteStream"
 _SERVICE, _METHOD = "dominos.v1.TableService", "ExecuteStream"
 _CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
+#: How long commands go unary after the table service answered a stream UNIMPLEMENTED.
+UNIMPLEMENTED_BACKOFF_S: Final = 60.0
 #: The tags of ``ExecuteFrame.seq`` (varint) and ``ExecuteFrame.request`` (bytes).
 _FRAME_SEQ: Final = b"\x08"
 _FRAME_REQUEST: Final = b"\x12"
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _identity(data: bytes) -> bytes:
@@ -144,6 +141,8 @@ class CommandStreams:
         self._streams: dict[str, _TableStream] = {}
         self._observers: dict[str, Any] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        #: Until when (loop clock) commands go unary: the service lacked ExecuteStream.
+        self._unary_until = 0.0
 
     @property
     def open_streams(self) -> int:
@@ -165,13 +164,23 @@ class CommandStreams:
             if stream is None:
                 reply: table_pb2.ExecuteResponse = await self._unary(request, timeout=timeout)
                 return reply
-        return await self._send(stream, request, timeout)
+        try:
+            return await self._send(stream, request, timeout)
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+            # A table service of an earlier release (a rolling upgrade): unary for a while.
+            self._unary_until = asyncio.get_running_loop().time() + UNIMPLEMENTED_BACKOFF_S
+            reply = await self._unary(request, timeout=timeout)
+            return reply
 
     def _stream_for(self, table_id: str) -> _TableStream | None:
         """A new stream for the table, or None when it may not have one."""
-        if len(self._streams) >= self.max_streams or not self._wanted(table_id):
-            return None
         loop = asyncio.get_running_loop()
+        if len(self._streams) >= self.max_streams or loop.time() < self._unary_until:
+            return None
+        if not self._wanted(table_id):
+            return None
         call = self._open(metadata=((TABLE_HEADER, table_id), *self._credential))
         stream = _TableStream(call, table_id, loop.time())
         stream.reader = loop.create_task(self._read(stream), name=f"commands-{table_id}")
@@ -190,7 +199,7 @@ class CommandStreams:
         future: asyncio.Future[table_pb2.ExecuteOutcome] = loop.create_future()
         stream.pending[seq] = future
         body = request.SerializeToString()
-        frame = _FRAME_SEQ + _varint(seq) + _FRAME_REQUEST + _varint(len(body)) + body
+        frame = _FRAME_SEQ + varint(seq) + _FRAME_REQUEST + varint(len(body)) + body
         expiry = None
         code = "UNKNOWN"
         try:
@@ -221,6 +230,8 @@ class CommandStreams:
             if expiry is not None:
                 expiry.cancel()
             stream.pending.pop(seq, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # seen: the stream's end may have failed it unawaited
             self._observe(code, loop.time() - started)
 
     async def _read(self, stream: _TableStream) -> None:

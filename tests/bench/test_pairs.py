@@ -3,10 +3,21 @@ each side's median."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
-from testing.pairs import checkout, headline, largest_held, order, ramp_table, table
+from testing.pairs import (
+    checkout,
+    generate_stubs,
+    headline,
+    largest_held,
+    order,
+    ramp_table,
+    table,
+    tree_environment,
+)
 
 
 def _result(cpu: float, ratio: float) -> dict[str, object]:
@@ -147,3 +158,26 @@ def test_a_checkout_is_a_worktree_of_the_revision_removed_afterwards(tmp_path: P
         ["git", "-C", str(repo), "worktree", "list"], check=True, capture_output=True, text=True
     ).stdout
     assert str(tree) not in listed
+
+
+def test_each_tree_runs_on_stubs_generated_from_its_own_protos(tmp_path: Path) -> None:
+    """A commit before a contract change is measured with its own contract: its tree's
+    ``gen/`` is generated from its ``protos/`` and comes first on ``PYTHONPATH``, so what a
+    run imports is that tree's module, not this checkout's."""
+    repo = Path(__file__).resolve().parents[2]
+    with checkout(repo, "HEAD", tmp_path / "a") as tree:
+        generate_stubs(tree)
+        environment = tree_environment(
+            tree, {"PATH": "/usr/bin", "PYTHONPATH": "/x"}, sys.executable
+        )
+        assert environment["PYTHONPATH"] == f"{tree / 'gen'}{os.pathsep}/x"
+        assert environment["PATH"].startswith(f"{Path(sys.executable).parent}{os.pathsep}")
+        imported = subprocess.run(
+            [sys.executable, "-c", "import dominos.v1.table_pb2 as m; print(m.__file__)"],
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": environment["PYTHONPATH"]},
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        assert Path(imported).is_relative_to(tree / "gen")
