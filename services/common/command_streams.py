@@ -57,7 +57,7 @@ _SERVICE, _METHOD = "dominos.v1.TableService", "ExecuteStream"
 _CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
 #: How long commands go unary after the table service answered a stream UNIMPLEMENTED.
 UNIMPLEMENTED_BACKOFF_S: Final = 60.0
-#: The tags of ``ExecuteFrame.seq`` (varint) and ``ExecuteFrame.request`` (bytes).
+#: The tags of ``ExecuteStreamRequest.seq`` (varint) and ``ExecuteStreamRequest.request`` (bytes).
 _FRAME_SEQ: Final = b"\x08"
 _FRAME_REQUEST: Final = b"\x12"
 
@@ -90,7 +90,7 @@ class _TableStream:
     def __init__(self, call: Any, table_id: str, now: float) -> None:
         self.call = call
         self.table_id = table_id
-        self.pending: dict[int, asyncio.Future[table_pb2.ExecuteOutcome]] = {}
+        self.pending: dict[int, asyncio.Future[table_pb2.ExecuteStreamResponse]] = {}
         self.seq = itertools.count(1)
         self.used = now
         #: Half-closed for idleness: takes no new command.
@@ -129,7 +129,7 @@ class CommandStreams:
         self._open = channel.stream_stream(
             EXECUTE_STREAM,
             request_serializer=_identity,
-            response_deserializer=table_pb2.ExecuteOutcome.FromString,
+            response_deserializer=table_pb2.ExecuteStreamResponse.FromString,
         )
         self._unary = unary
         self._credential: tuple[tuple[str, str], ...] = (
@@ -196,7 +196,7 @@ class CommandStreams:
         started = loop.time()
         stream.used = started
         seq = next(stream.seq)
-        future: asyncio.Future[table_pb2.ExecuteOutcome] = loop.create_future()
+        future: asyncio.Future[table_pb2.ExecuteStreamResponse] = loop.create_future()
         stream.pending[seq] = future
         body = request.SerializeToString()
         frame = _FRAME_SEQ + varint(seq) + _FRAME_REQUEST + varint(len(body)) + body

@@ -53,7 +53,7 @@ _RESULT_TAGS: Final = {
 #: The table service's methods whose handlers answer bytes already serialised.
 EXECUTE_METHOD: Final = "/dominos.v1.TableService/Execute"
 EXECUTE_STREAM_METHOD: Final = "/dominos.v1.TableService/ExecuteStream"
-#: The tags of ``ExecuteOutcome.seq`` (varint) and ``ExecuteOutcome.response`` (bytes).
+#: The tags of ``ExecuteStreamResponse.seq`` (varint) and ``.response`` (bytes).
 _OUTCOME_SEQ: Final = varint(1 << 3)
 _OUTCOME_RESPONSE: Final = varint(2 << 3 | 2)
 
@@ -118,7 +118,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
     async def ExecuteStream(  # noqa: N802 (gRPC method name)
         self, frames: Any, context: Any
     ) -> None:
-        """Apply each frame's command in turn and answer its serialised ``ExecuteOutcome``
+        """Apply each frame's command in turn and answer its serialised ``ExecuteStreamResponse``
         (see table.proto), until the caller half-closes the stream; once the service drains,
         the stream ends (OK) after the command in hand, and an idle one at once (cancelled),
         so its caller opens the next one on a replica that stays."""
@@ -143,8 +143,8 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         for task in self._idle_streams:
             task.cancel()
 
-    async def _outcome(self, frame: table_pb2.ExecuteFrame, context: Any) -> bytes:
-        """A frame's ``ExecuteOutcome``, serialised: Execute's answer or its refusal."""
+    async def _outcome(self, frame: table_pb2.ExecuteStreamRequest, context: Any) -> bytes:
+        """A frame's ``ExecuteStreamResponse``, serialised: Execute's answer or its refusal."""
         request = frame.request
         kind = request.WhichOneof("command")
         inner: Any = getattr(request, kind) if kind else None
@@ -231,11 +231,11 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
 
 
 def _refusal(seq: int, error: ServiceError) -> bytes:
-    """The serialised ``ExecuteOutcome`` of a refused command: Execute's status."""
+    """The serialised ``ExecuteStreamResponse`` of a refused command: Execute's status."""
     refusal = table_pb2.CommandRefusal(
         code=error.code.value[0], message=error.message, status=error.status().SerializeToString()
     )
-    return table_pb2.ExecuteOutcome(seq=seq, refusal=refusal).SerializeToString()
+    return table_pb2.ExecuteStreamResponse(seq=seq, refusal=refusal).SerializeToString()
 
 
 def _rejected(kind: str | None, error: ServiceError) -> None:
