@@ -44,7 +44,7 @@ import grpc
 from dominos.v1 import table_pb2
 
 from services.common.caller_auth import METADATA_KEY
-from services.common.grpc_metrics import CLIENT_HANDLING
+from services.common.grpc_metrics import ClientTimer
 from services.common.service_errors import DETAILS_KEY
 from services.common.table_routing import TABLE_HEADER, table_of
 from services.rules.binary import varint
@@ -139,7 +139,7 @@ class CommandStreams:
         self.max_streams = max_streams
         self.idle_s = idle_s
         self._streams: dict[str, _TableStream] = {}
-        self._observers: dict[str, Any] = {}
+        self._timer = ClientTimer(_SERVICE, _METHOD)
         self._sweeper: asyncio.Task[None] | None = None
         #: Until when (loop clock) commands go unary: the service lacked ExecuteStream.
         self._unary_until = 0.0
@@ -232,7 +232,7 @@ class CommandStreams:
             stream.pending.pop(seq, None)
             if future.done() and not future.cancelled():
                 future.exception()  # seen: the stream's end may have failed it unawaited
-            self._observe(code, loop.time() - started)
+            self._timer.observe(code, loop.time() - started)
 
     async def _read(self, stream: _TableStream) -> None:
         """Match the stream's outcomes to its commands until it ends; then fail the rest."""
@@ -284,13 +284,6 @@ class CommandStreams:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
         self._streams.clear()
-
-    def _observe(self, code: str, seconds: float) -> None:
-        observe = self._observers.get(code)
-        if observe is None:
-            observe = CLIENT_HANDLING.labels(_SERVICE, _METHOD, code).observe
-            self._observers[code] = observe
-        observe(seconds)
 
 
 def _expire(future: asyncio.Future[Any]) -> None:

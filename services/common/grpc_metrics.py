@@ -94,6 +94,27 @@ def precreate_client(service: str) -> None:
             CLIENT_HANDLING.labels(service, method, "OK")
 
 
+class ClientTimer:
+    """Times calls of one method to another service in
+    ``dominos_grpc_client_handling_seconds`` by status code, each code's histogram child
+    looked up once."""
+
+    __slots__ = ("_method", "_observers", "_service")
+
+    def __init__(self, service: str, method: str) -> None:
+        self._service = service
+        self._method = method
+        self._observers: dict[str, Any] = {}
+
+    def observe(self, code: str, seconds: float) -> None:
+        """Record one call that ended with ``code`` after ``seconds``."""
+        observe = self._observers.get(code)
+        if observe is None:
+            observe = CLIENT_HANDLING.labels(self._service, self._method, code).observe
+            self._observers[code] = observe
+        observe(seconds)
+
+
 def split_method(full_method: str) -> tuple[str, str]:
     """``(service, method)`` of ``/package.Service/Method`` (``unknown`` for a missing part)."""
     _, _, rest = full_method.partition("/")

@@ -24,7 +24,7 @@ from typing import Any
 import grpc
 
 from services.common.caller_auth import METADATA_KEY
-from services.common.grpc_metrics import CLIENT_HANDLING, split_method
+from services.common.grpc_metrics import ClientTimer, split_method
 from services.common.table_routing import TABLE_HEADER, table_of
 
 __all__ = ["TableCall", "TableChannel"]
@@ -37,21 +37,13 @@ class TableCall:
     reply or raises the call's ``grpc.aio.AioRpcError``, like the multicallable it wraps,
     with the credential and the table in its metadata, timed by status code."""
 
-    __slots__ = ("_call", "_credential", "_observers", "_service", "name")
+    __slots__ = ("_call", "_credential", "_timer", "name")
 
     def __init__(self, call: Any, method: str, credential: tuple[tuple[str, str], ...]) -> None:
         self._call = call
         self._credential = credential
-        self._service, self.name = split_method(method)
-        #: ``observe`` of the histogram child of each status code met so far.
-        self._observers: dict[str, Any] = {}
-
-    def _observe(self, code: str, seconds: float) -> None:
-        observe = self._observers.get(code)
-        if observe is None:
-            observe = CLIENT_HANDLING.labels(self._service, self.name, code).observe
-            self._observers[code] = observe
-        observe(seconds)
+        service, self.name = split_method(method)
+        self._timer = ClientTimer(service, self.name)
 
     async def __call__(
         self,
@@ -80,7 +72,7 @@ class TableCall:
             code = "CANCELLED"
             raise
         finally:
-            self._observe(code, _perf() - started)
+            self._timer.observe(code, _perf() - started)
 
 
 class TableChannel:
