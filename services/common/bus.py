@@ -36,6 +36,7 @@ from services.common.logging import get_logger
 
 __all__ = [
     "CLOCK_SUBJECT",
+    "CONSUMER_NAME_IN_USE",
     "ROBOT_CONSUMER",
     "ROBOT_STREAM",
     "ROBOT_SUBJECT",
@@ -46,6 +47,7 @@ __all__ = [
     "TIMER_STREAM",
     "TIMER_SUBJECT",
     "bind_work_queue",
+    "delivery_subject",
     "ensure_robot_stream",
     "ensure_table_stream",
     "ensure_timer_stream",
@@ -173,6 +175,16 @@ async def ensure_robot_stream(js: JetStreamContext, replicas: int = 1) -> None:
     )
 
 
+#: JetStream's error code when a consumer of that name is in use with another configuration.
+CONSUMER_NAME_IN_USE: Final = 10013
+
+
+def delivery_subject(durable: str) -> str:
+    """Where the shared consumer ``durable`` pushes its messages: one fixed subject for every
+    replica (under ``_INBOX.``, which the services' NATS users may subscribe to)."""
+    return f"_INBOX.dominos.work.{durable}"
+
+
 async def bind_work_queue(
     js: JetStreamContext,
     subject: str,
@@ -182,21 +194,41 @@ async def bind_work_queue(
     *,
     ack_wait_s: float,
     max_ack_pending: int,
+    attempts: int = 3,
 ) -> Any:
     """Bind a replica to a work queue's shared durable consumer (``durable``, also the queue
     group): each message goes to one replica, is acknowledged explicitly (``manual_ack``) and
-    redelivered when not acknowledged within ``ack_wait_s``. Returns the subscription."""
-    return await js.subscribe(
-        subject,
-        queue=durable,
-        durable=durable,
-        stream=stream,
-        cb=on_message,
-        manual_ack=True,
-        config=ConsumerConfig(
-            ack_policy=AckPolicy.EXPLICIT,
-            ack_wait=ack_wait_s,
-            deliver_policy=DeliverPolicy.ALL,
-            max_ack_pending=max_ack_pending,
-        ),
-    )
+    redelivered when not acknowledged within ``ack_wait_s``. Returns the subscription.
+
+    Replicas starting together race to create the consumer: each looks it up, finds none and
+    creates it. Every replica asks for the same configuration, delivery subject included
+    (:func:`delivery_subject`; left to the client, each would pick its own inbox and the
+    last creation would move the consumer's deliveries there, away from the replicas that
+    created it before: they would stay bound and never get a message), so a creation that
+    comes second changes nothing. A creation refused because the consumer is in use
+    (:data:`CONSUMER_NAME_IN_USE`) is retried (``attempts`` in all): the next lookup finds
+    it and joins its queue group. Any other refusal is raised.
+    """
+    attempt = 1
+    while True:
+        try:
+            return await js.subscribe(
+                subject,
+                queue=durable,
+                durable=durable,
+                stream=stream,
+                cb=on_message,
+                manual_ack=True,
+                config=ConsumerConfig(
+                    deliver_subject=delivery_subject(durable),
+                    ack_policy=AckPolicy.EXPLICIT,
+                    ack_wait=ack_wait_s,
+                    deliver_policy=DeliverPolicy.ALL,
+                    max_ack_pending=max_ack_pending,
+                ),
+            )
+        except BadRequestError as error:
+            if error.err_code != CONSUMER_NAME_IN_USE or attempt == attempts:
+                raise
+            log.info("nats.consumer_bind_retry", consumer=durable, attempt=attempt)
+            attempt += 1

@@ -70,6 +70,19 @@ def text(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def lines_of(output: str, names: set[str], last: int = 60) -> str:
+    """The keepers' lines and the last ``last`` lines ``names``' processes wrote (honcho
+    prefixes each line with its process name): what a failure needs, where the whole log
+    would be cut short."""
+    keepers = [line for line in output.splitlines() if re.search(r"\bkeeper \w+:", line)]
+    own = [
+        line
+        for line in output.splitlines()
+        if any(re.match(rf"\S+ {re.escape(name)}\.1 +\|", line) for name in names)
+    ]
+    return "\n".join([*keepers, f"--- {', '.join(sorted(names))}:", *own[-last:]])
+
+
 def service_module(pid: int) -> str | None:
     """``services.table`` when ``pid`` is a service's own process (``python -m
     services.table``: not its keeper, whose arguments name it too), else None."""
@@ -211,7 +224,7 @@ def test_run_ha_survives_killed_replicas_and_sigint_stops_every_process(
         output = interrupt_and_check_nothing_left(launcher, seen, ports, launcher_log)
         # Only the killed replicas were restarted, once each (none while stopping).
         restarted = re.findall(r"keeper (\w+): pid \d+ ", output)
-        assert sorted(restarted) == sorted(KILLED), output
+        assert sorted(restarted) == sorted(KILLED), lines_of(output, set(restarted) - set(KILLED))
         assert not list((run_dir / "pids").glob("*.pid"))  # each keeper removed its pid file
         assert time.monotonic() - started < 60
     finally:

@@ -1,16 +1,29 @@
-"""The streams' creation at start against a real NATS server that is slow to answer."""
+"""The streams' creation at start against a real NATS server that is slow to answer, and
+replicas binding a work queue's shared consumer at the same moment."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
+from nats.aio.client import Client as NatsClient
+from nats.js.errors import NotFoundError
 from structlog.testing import capture_logs
 
-from services.common.bus import TABLE_STREAM, ensure_table_stream
+from services.common.bus import (
+    ROBOT_CONSUMER,
+    ROBOT_STREAM,
+    ROBOT_SUBJECT,
+    TABLE_STREAM,
+    bind_work_queue,
+    ensure_robot_stream,
+    ensure_table_stream,
+)
 from testing.servers import NatsServer
 from testing.waiting import wait_for
 
@@ -65,3 +78,63 @@ async def test_stream_creation_gives_up_after_its_attempts(nats_proc: NatsServer
             nats_proc.resume()
     finally:
         await client.close()
+
+
+async def test_replicas_binding_a_work_queue_together_all_bind_and_share_its_messages(
+    nats_client: NatsClient, nats_connect: Callable[..., Awaitable[NatsClient]]
+) -> None:
+    # Replicas started together race to create the shared durable consumer: each finds none
+    # and creates it. With an inbox of its own each, the last creation moves the consumer's
+    # deliveries to its inbox (the others stay bound to theirs and never get a message), or
+    # is refused ("consumer name already in use") and the replica exits: the HA run saw a
+    # bots replica restarted. Forty rounds of four replicas (the bots service's own NATS
+    # user) binding at once: every replica binds, to the subject the consumer delivers on.
+    replicas = [await nats_connect("bots") for _ in range(4)]
+    await ensure_robot_stream(replicas[0].jetstream())
+    admin = nats_client.jetstream()
+    received: list[tuple[int, bytes]] = []
+
+    def collector(index: int) -> Callable[[Any], Awaitable[None]]:
+        async def on_message(msg: Any) -> None:
+            received.append((index, msg.data))
+            await msg.ack()
+
+        return on_message
+
+    async def bind_all() -> list[Any]:
+        return await asyncio.gather(
+            *(
+                bind_work_queue(
+                    client.jetstream(),
+                    ROBOT_SUBJECT,
+                    ROBOT_STREAM,
+                    ROBOT_CONSUMER,
+                    collector(index),
+                    ack_wait_s=30,
+                    max_ack_pending=16,
+                )
+                for index, client in enumerate(replicas)
+            )
+        )
+
+    for _ in range(40):
+        with contextlib.suppress(NotFoundError):
+            await admin.delete_consumer(ROBOT_STREAM, ROBOT_CONSUMER)
+        subscriptions = await bind_all()
+        info = await admin.consumer_info(ROBOT_STREAM, ROBOT_CONSUMER)
+        assert [sub.subject for sub in subscriptions] == [info.config.deliver_subject] * 4
+        for subscription in subscriptions:
+            await subscription.unsubscribe()
+
+    # The last round's replicas share one consumer: every message reaches exactly one.
+    subscriptions = await bind_all()
+    consumers = await admin.consumers_info(ROBOT_STREAM)
+    assert [info.name for info in consumers] == [ROBOT_CONSUMER]
+    sent = [f"turn {n}".encode() for n in range(40)]
+    for data in sent:
+        await admin.publish(ROBOT_SUBJECT, data)
+    await wait_for(lambda: len(received) >= len(sent), timeout=10, message="every turn taken")
+    assert sorted(data for _, data in received) == sorted(sent)  # each once, none twice
+    assert {index for index, _ in received} == set(range(4))  # (3/4)^40: none left out
+    for subscription in subscriptions:
+        await subscription.unsubscribe()
