@@ -20,9 +20,6 @@ call's ``grpc.aio.AioRpcError``) and
   gateway retries with the same request id (safe: Execute is idempotent by it); the next
   command opens a new stream;
 - half-closes a stream unused for ``idle_s``;
-- hands ``on_event`` the event of the version a command committed, which the table service
-  answers with it before publishing it on the bus (the gateway's hub streams it to the
-  table's watchers at once; the bus's copy is then a version the hub has);
 - sends a command unary when the table service does not serve ``ExecuteStream``
   (``UNIMPLEMENTED``: a replica of an earlier release during a rolling upgrade), and every
   command for the next minute.
@@ -44,18 +41,15 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import grpc
-from dominos.v1 import events_pb2, table_pb2
+from dominos.v1 import table_pb2
 
 from services.common.caller_auth import METADATA_KEY
 from services.common.grpc_metrics import ClientTimer
-from services.common.logging import get_logger
 from services.common.service_errors import DETAILS_KEY
 from services.common.table_routing import TABLE_HEADER, table_of
 from services.rules.binary import varint
 
 __all__ = ["EXECUTE_STREAM", "CommandStreams"]
-
-log = get_logger(__name__)
 
 #: The table service's command stream.
 EXECUTE_STREAM: Final = "/dominos.v1.TableService/ExecuteStream"
@@ -131,7 +125,6 @@ class CommandStreams:
         wanted: Callable[[str], bool] = lambda _: True,
         max_streams: int = 10_000,
         idle_s: float = 30.0,
-        on_event: Callable[[events_pb2.TableEvent], object] | None = None,
     ) -> None:
         self._open = channel.stream_stream(
             EXECUTE_STREAM,
@@ -143,7 +136,6 @@ class CommandStreams:
             ((METADATA_KEY, credential),) if credential else ()
         )
         self._wanted = wanted
-        self._on_event = on_event
         self.max_streams = max_streams
         self.idle_s = idle_s
         self._streams: dict[str, _TableStream] = {}
@@ -250,8 +242,6 @@ class CommandStreams:
                 outcome = await stream.call.read()
                 if outcome is grpc.aio.EOF:
                     break
-                if self._on_event is not None and outcome.HasField("event"):
-                    self._offer(stream, outcome.event)
                 future = stream.pending.get(outcome.seq)
                 if future is not None and not future.done():
                     future.set_result(outcome)
@@ -264,17 +254,6 @@ class CommandStreams:
             if self._streams.get(stream.table_id) is stream:
                 del self._streams[stream.table_id]
             stream.end(error)
-
-    def _offer(self, stream: _TableStream, event: events_pb2.TableEvent) -> None:
-        """Hand ``on_event`` the event a command committed, when it is the stream's table's."""
-        if event.table_id != stream.table_id:
-            log.warning("gateway.command_event_rejected", table_id=stream.table_id)
-            return
-        assert self._on_event is not None
-        try:
-            self._on_event(event)
-        except Exception:  # the bus brings the same version; the reader must go on
-            log.exception("gateway.command_event_failed", table_id=stream.table_id)
 
     async def _sweep(self) -> None:
         """Half-close the streams idle for ``idle_s``, while any stream is open."""

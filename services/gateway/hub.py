@@ -16,10 +16,6 @@ table never overlap, so a flood of such events costs at most one read at a time 
 A new feed is subscribed, and the subscription confirmed by the NATS server, before its
 first snapshot is read, so no version published meanwhile is missed; a feed quiet for the
 resync interval is read too (its last event may have been lost).
-
-A move sent on its table's command stream is answered with the event of the version it
-committed, before the table service publishes it (:meth:`Hub.offer`): the next version is
-streamed from it at once, and its copy on the bus is then an old version, dropped.
 """
 
 from __future__ import annotations
@@ -256,16 +252,6 @@ class Hub:
                 self._reject(feed, "malformed")
 
         return on_message
-
-    def offer(self, event: events_pb2.TableEvent) -> None:
-        """An event the table service answered a command with (the version the command
-        committed, before it is published): streamed at once when it follows the feed's
-        version, else ignored (the bus brings it, or shows the gap that a snapshot heals)."""
-        feed = self._feeds.get(event.table_id)
-        if feed is None or feed.version == 0 or event.version != feed.version + 1:
-            return
-        self._accept(feed, event)
-        self._release_held(feed)
 
     def _accept(self, feed: _Feed, event: Any) -> None:
         """Stream an event that follows the feed's version: with the views and phase it

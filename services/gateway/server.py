@@ -139,11 +139,7 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
     )
     # A table's commands go on one stream while a client here watches it (issue 22).
     commands = CommandStreams(
-        channel.channel,
-        table.Execute,
-        credential=settings.caller_credential,
-        wanted=hub.watches,
-        on_event=hub.offer,
+        channel.channel, table.Execute, credential=settings.caller_credential, wanted=hub.watches
     )
     servicer = GatewayServicer(
         table,

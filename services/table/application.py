@@ -14,7 +14,6 @@ outbox is published on NATS.
 
 from __future__ import annotations
 
-import functools
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -73,7 +72,6 @@ from services.rules.options import NO_OPTIONS
 from services.rules.robot_seats import robot_plays
 from services.table import metrics
 from services.table.command_log import decode_log, encode_entry
-from services.table.followups import COMMAND_FOLLOWUPS
 from services.table.fresh_views import FreshViews
 from services.table.limits import Budget, Limiter, Spent
 from services.table.publisher import EventPublisher, OutboxEvent
@@ -739,20 +737,9 @@ class TableApp:
         self.fresh_views.remember(state, views)
         if self.on_applied is not None:
             self.on_applied(write.command, write.transition)
-        outbox = [*map(OutboxEvent.parse, pending), OutboxEvent(event, commit.event)]
-        followups = COMMAND_FOLLOWUPS.get()
-        if followups is None:
-            await self._publish(state, outbox)
-        else:  # a command on a stream: answered first, published right after (followups)
-            followups.defer(commit.event, functools.partial(self._publish, state, outbox))
-        return True
-
-    async def _publish(self, state: TableState, outbox: list[OutboxEvent]) -> None:
-        """Publish a commit's outbox (its event last) and, at a table with robots, the robot
-        turn; a failure is counted and logged (the relay re-publishes what the outbox keeps,
-        a robot's short clock plays a turn left unannounced)."""
         if self.publisher is not None:
             try:
+                outbox = [*map(OutboxEvent.parse, pending), OutboxEvent(event, commit.event)]
                 await self.publisher.publish_events(
                     state.table_id, outbox, clear_in_background=True
                 )
@@ -768,6 +755,7 @@ class TableApp:
             except Exception:  # the short clock plays the seat instead (robot_turns)
                 metrics.PUBLISH_FAILURES.inc()
                 log.warning("table.robot_turn_unpublished", table_id=state.table_id)
+        return True
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -35,7 +35,6 @@ from services.common.service_errors import Reason, ServiceError, abort, invalid
 from services.rules.binary import varint
 from services.table import metrics
 from services.table.application import TableApp
-from services.table.followups import COMMAND_FOLLOWUPS, Followups
 from services.table.store import Client
 
 log = get_logger(__name__)
@@ -57,8 +56,6 @@ EXECUTE_STREAM_METHOD: Final = "/dominos.v1.TableService/ExecuteStream"
 #: The tags of ``ExecuteStreamResponse.seq`` (varint) and ``.response`` (bytes).
 _OUTCOME_SEQ: Final = varint(1 << 3)
 _OUTCOME_RESPONSE: Final = varint(2 << 3 | 2)
-#: The tag of ``ExecuteStreamResponse.event`` (bytes: a serialised ``TableEvent``).
-_OUTCOME_EVENT: Final = varint(4 << 3 | 2)
 
 
 def _checked(validate: Callable[[str], str], value: str) -> str:
@@ -124,9 +121,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         """Apply each frame's command in turn and answer its serialised ``ExecuteStreamResponse``
         (see table.proto), until the caller half-closes the stream; once the service drains,
         the stream ends (OK) after the command in hand, and an idle one at once (cancelled),
-        so its caller opens the next one on a replica that stays. A command's commits are
-        published after its answer is written, before the next frame is read
-        (:mod:`services.table.followups`)."""
+        so its caller opens the next one on a replica that stays."""
         task = asyncio.current_task()
         assert task is not None
         self._idle_streams.add(task)
@@ -136,16 +131,7 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
                 if frame is grpc.aio.EOF:
                     return
                 self._idle_streams.discard(task)
-                followups = Followups()
-                token = COMMAND_FOLLOWUPS.set(followups)
-                try:
-                    try:
-                        outcome = await self._outcome(frame, context, followups)
-                    finally:
-                        COMMAND_FOLLOWUPS.reset(token)
-                    await context.write(outcome)
-                finally:  # the commits' publications, even when the answer could not go
-                    await followups.run()
+                await context.write(await self._outcome(frame, context))
                 self._idle_streams.add(task)
         finally:
             self._idle_streams.discard(task)
@@ -157,27 +143,20 @@ class TableServicer(table_pb2_grpc.TableServiceServicer):
         for task in self._idle_streams:
             task.cancel()
 
-    async def _outcome(
-        self, frame: table_pb2.ExecuteStreamRequest, context: Any, followups: Followups
-    ) -> bytes:
-        """A frame's ``ExecuteStreamResponse``, serialised: Execute's answer and the event of
-        the version it committed, or its refusal."""
+    async def _outcome(self, frame: table_pb2.ExecuteStreamRequest, context: Any) -> bytes:
+        """A frame's ``ExecuteStreamResponse``, serialised: Execute's answer or its refusal."""
         request = frame.request
         kind = request.WhichOneof("command")
         inner: Any = getattr(request, kind) if kind else None
         with call_context(kind, inner):
             try:
                 answer = await self._execute(request, kind, inner, context)
-                event = followups.event
-                return b"".join(
-                    (
-                        _OUTCOME_SEQ,
-                        varint(frame.seq),
-                        _OUTCOME_RESPONSE,
-                        varint(len(answer)),
-                        answer,
-                        *((_OUTCOME_EVENT, varint(len(event)), event) if event else ()),
-                    )
+                return (
+                    _OUTCOME_SEQ
+                    + varint(frame.seq)
+                    + _OUTCOME_RESPONSE
+                    + varint(len(answer))
+                    + answer
                 )
             except ServiceError as error:
                 _rejected(kind, error)

@@ -53,10 +53,10 @@ def table(table_id: str, players: int = 3) -> TableState:
     return lobby(players)._replace(table_id=table_id)
 
 
-def event_of(
-    state: TableState, *, version: int = 0, raw: bytes = b"", views: bool = False
-) -> events_pb2.TableEvent:
-    """``state``'s event as the table service would publish it (``views``: with every seat's
+async def publish(
+    nc: Any, state: TableState, *, version: int = 0, raw: bytes = b"", views: bool = False
+) -> None:
+    """Publish ``state``'s event as the table service would (``views``: with every seat's
     view in parts and the phase; else as an older table service, the state alone)."""
     event = events_pb2.TableEvent(
         table_id=state.table_id,
@@ -68,14 +68,6 @@ def event_of(
         parts = view_parts(state)
         event.public_view, event.phase = parts.public, int(state.phase)  # type: ignore[assignment]
         event.seat_views.extend(parts.seats)
-    return event
-
-
-async def publish(
-    nc: Any, state: TableState, *, version: int = 0, raw: bytes = b"", views: bool = False
-) -> None:
-    """Publish ``state``'s event (:func:`event_of`) on the bus."""
-    event = event_of(state, version=version, raw=raw, views=views)
     await nc.publish(table_subject(state.table_id), event.SerializeToString())
     await flushed(nc)
 
@@ -226,46 +218,3 @@ async def test_an_event_with_views_and_no_known_phase_is_rejected(
     await flushed(nats_client)
     await wait_for(lambda: rejected == ["malformed"], timeout=5)
     assert (await delivered(nats_client, watcher, newer)).version == newer.version
-
-
-async def test_an_answered_event_is_streamed_at_once_and_its_bus_copy_not_again(
-    gateway_nc: Any, nats_client: Any
-) -> None:
-    """Issue 22: the event a command's answer carries (``Hub.offer``) reaches the watchers
-    without the bus; the bus's copy of that version is then not streamed a second time, and
-    the next version still comes by the bus."""
-    state = table(BUSY, players=1)
-    snapshots = Snapshots(state)
-    rejected: list[str] = []
-    hub = Hub(gateway_nc, snapshots, on_rejected=rejected.append)
-    watcher = await hub.watch(BUSY, 0)
-    assert (await next_version(watcher)).version == state.version
-    one = apply(state, Join("A"), NOW).state
-    hub.offer(event_of(one, raw=b"\xff not read", views=True))
-    assert watcher.waiting == 1  # offered synchronously: no bus, no snapshot read
-    received = await next_version(watcher)
-    assert (received.version, received.views) == (one.version, view_parts(one))
-    await publish(nats_client, one, views=True)  # the bus's copy, then the next version
-    two = apply(one, Join("B"), NOW).state
-    assert (await delivered(nats_client, watcher, two)).version == two.version
-    assert watcher.skipped == 0 and snapshots.reads == {BUSY: 1} and rejected == []
-
-
-async def test_an_answered_event_that_does_not_follow_is_left_to_the_bus(
-    gateway_nc: Any, nats_client: Any
-) -> None:
-    """An answered event that is not the feed's next version (the feed missed one) or is of
-    a table nobody here watches is ignored: nothing streamed, nothing read; the bus's events
-    and their checks go on as before."""
-    state = table(BUSY, players=1)
-    snapshots = Snapshots(state)
-    hub = Hub(gateway_nc, snapshots)
-    watcher = await hub.watch(BUSY, 0)
-    assert (await next_version(watcher)).version == state.version
-    one = apply(state, Join("A"), NOW).state
-    two = apply(one, Join("B"), NOW).state
-    hub.offer(event_of(two, views=True))  # a jump over version +1
-    hub.offer(event_of(table(QUIET), views=True))  # not watched here
-    hub.offer(event_of(state, views=True))  # the version the feed has
-    assert watcher.waiting == 0 and hub.tables == 1 and snapshots.reads == {BUSY: 1}
-    assert (await delivered(nats_client, watcher, one)).version == one.version

@@ -10,11 +10,10 @@ from typing import Any
 
 import grpc
 import pytest
-from dominos.v1 import events_pb2, gateway_pb2, table_pb2, table_pb2_grpc
+from dominos.v1 import gateway_pb2, table_pb2, table_pb2_grpc
 
-from services.common.bus import table_subject
 from services.common.command_streams import CommandStreams
-from services.common.connections import flushed, table_channel
+from services.common.connections import table_channel
 from services.common.grpc_metrics import HANDLED, STARTED
 from services.common.service_errors import reason_of
 from services.common.settings import Settings
@@ -120,51 +119,6 @@ async def test_a_refusal_on_a_stream_is_executes_error_and_the_stream_goes_on(
     reply = await streams(_play(seat, view), timeout=5)
     assert getattr(reply, reply.WhichOneof("result")).view.version == view.version + 1
     assert streams.open_streams == 1
-
-
-async def test_a_move_on_a_stream_is_answered_with_its_event_and_published_in_order(
-    client: TableClient, table_service: tuple[Any, int], nats_client: Any
-) -> None:
-    """Issue 22: each move on a stream is answered with the event of the version it made
-    (every seat's view in parts, handed to ``on_event`` before the answer returns), the very
-    bytes the bus then gets; the bus gets every version once, in order, although each is
-    published after its answer. A retried request id commits nothing: no event."""
-    _, port = table_service
-    answered: list[Any] = []
-    streams, channel = _connect(port, on_event=answered.append)
-    try:
-        seats = await client.full_table()
-        await client.start(seats[0])
-        table_id = seats[0].table_id
-        bus: list[Any] = []
-
-        async def on_bus(msg: Any) -> None:
-            bus.append(events_pb2.TableEvent.FromString(msg.data))
-
-        subscription = await nats_client.subscribe(table_subject(table_id), cb=on_bus)
-        await flushed(nats_client)
-        first = (await client.view(seats[0])).version
-        for _ in range(12):
-            seat, view = await _to_play(client, seats)
-            request = _play(seat, view)
-            reply = await streams(request, timeout=5)
-            result = getattr(reply, reply.WhichOneof("result"))
-            event = answered[-1]
-            assert (event.table_id, event.version) == (table_id, view.version + 1)
-            assert result.view.version == event.version
-            assert event.public_view and len(event.seat_views) == 4
-            await streams(request, timeout=5)  # a repeat: the same answer, no new event
-            assert answered[-1] is event
-        assert [e.version for e in answered] == list(range(first + 1, first + 13))
-        await wait_for(
-            lambda: any(e.version == first + 12 for e in bus), timeout=10, message="last event"
-        )
-        await subscription.unsubscribe()
-        assert [e.version for e in bus] == [e.version for e in answered]
-        assert [e.SerializeToString() for e in bus] == [e.SerializeToString() for e in answered]
-    finally:
-        await streams.close()
-        await channel.close()
 
 
 async def test_a_retried_request_id_on_a_stream_is_applied_once(
