@@ -31,6 +31,7 @@ from services.common.bus import (
     TIMER_CONSUMER,
     TIMER_STREAM,
     TIMER_SUBJECT,
+    delivery_subject,
     ensure_robot_stream,
     ensure_table_stream,
     ensure_timer_stream,
@@ -151,8 +152,10 @@ async def test_only_the_owning_service_publishes_its_subject(
 
 async def test_a_gateway_cannot_listen_beyond_the_table_events(nats_connect: Connect) -> None:
     gateway = await connect_as(nats_connect, "gateway")
-    # Expiries, other clients' replies (JetStream answers, deliveries), the JetStream API.
-    for subject in (TIMER_SUBJECT, "_INBOX.>", "$JS.API.>", "$JS.ACK.>", ">"):
+    # Expiries, other clients' replies (JetStream answers, deliveries, and the work queues'
+    # deliveries at their fixed, known subjects), the JetStream API.
+    work_queues = (delivery_subject(TIMER_CONSUMER), delivery_subject(ROBOT_CONSUMER))
+    for subject in (TIMER_SUBJECT, "_INBOX.>", *work_queues, "$JS.API.>", "$JS.ACK.>", ">"):
         await gateway.nc.subscribe(subject)
         await flushed(gateway.nc)
         await gateway.violated("subscription", subject)
