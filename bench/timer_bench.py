@@ -75,7 +75,7 @@ from dominos.v1 import events_pb2
 from redis.asyncio import Redis
 
 from bench.common import write_json
-from services.common.bus import CLOCK_SUBJECT, TIMER_SUBJECT
+from services.common.bus import CLOCK_SUBJECT, TIMER_SUBJECT, reply_inbox_prefix
 from services.common.clock_hints import needs_hint
 from services.common.connections import flushed
 from services.common.credentials import new_table_id
@@ -309,7 +309,11 @@ async def run(config: Config, redis_server: RedisServer, nats_server: NatsServer
             server, _ = await create_server(settings)
             # The load plays the table service (it announces clocks); the subscriber
             # observes the expiries as an operator would.
-            loader = await nats.connect(nats_server.url_for("table"), name="bench-timer-load")
+            loader = await nats.connect(
+                nats_server.url_for("table"),
+                name="bench-timer-load",
+                inbox_prefix=reply_inbox_prefix("table"),
+            )
             subscriber = await nats.connect(
                 nats_server.url_for("admin"),
                 name="bench-timer-expired",

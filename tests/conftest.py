@@ -34,7 +34,8 @@ import pytest
 import redis.asyncio as aioredis
 from nats.aio.client import Client as NatsClient
 
-from services.common.cluster_auth.secrets import ClusterSecrets
+from services.common.bus import reply_inbox_prefix
+from services.common.cluster_auth.secrets import ADMIN, ClusterSecrets
 from testing.connect import service_clients
 from testing.secrets import SESSION_SECRETS
 from testing.servers import NatsServer, RedisServer
@@ -122,7 +123,9 @@ async def nats_connect(
     nats_server: NatsServer,
 ) -> AsyncIterator[Callable[..., Awaitable[NatsClient]]]:
     """Connects to ``nats_server`` as an identity (``table``, ``timer``, ``gateway``,
-    ``admin``), with nats-py ``options``; every connection is closed after the test."""
+    ``admin``), with nats-py ``options``; every connection is closed after the test. A
+    service identity's inboxes have its prefix, as the services' own connections
+    (``connect_nats``)."""
     nats_server.ensure_running()
     clients: list[NatsClient] = []
 
@@ -131,6 +134,7 @@ async def nats_connect(
             "connect_timeout": 2,
             "reconnect_time_wait": 0.1,
             "name": f"pytest-{identity}",
+            **({"inbox_prefix": reply_inbox_prefix(identity)} if identity != ADMIN else {}),
             **options,
         }
         client = await nats.connect(nats_server.url_for(identity), **settings)

@@ -43,7 +43,7 @@ async def create_server(settings: Settings) -> tuple[BotsServer, int]:
     channel = table_channel(settings)
     robots: Any = table_pb2_grpc.RobotServiceStub(channel)  # type: ignore[no-untyped-call]
     think = ThinkTime(settings.robot_think_min_seconds, settings.robot_think_max_seconds)
-    nc = await connect_nats(settings, f"{settings.service_name}-bots")
+    nc = await connect_nats(settings, f"{settings.service_name}-bots", identity="bots")
     consumer = RobotTurnConsumer(
         TurnPlayer(robots, think), nc, stream_replicas=settings.nats_stream_replicas
     )

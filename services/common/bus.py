@@ -30,7 +30,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError, ServiceUnavailableError
+from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 
 from services.common.logging import get_logger
 
@@ -52,6 +52,7 @@ __all__ = [
     "ensure_table_stream",
     "ensure_timer_stream",
     "message_id",
+    "reply_inbox_prefix",
     "table_subject",
 ]
 
@@ -179,9 +180,17 @@ async def ensure_robot_stream(js: JetStreamContext, replicas: int = 1) -> None:
 CONSUMER_NAME_IN_USE: Final = 10013
 
 
+def reply_inbox_prefix(identity: str) -> str:
+    """The prefix of every reply inbox of a service connected as NATS user ``identity``
+    (``_INBOX.<identity>``): its JetStream API answers and publish acknowledgements come back
+    on ``_INBOX.<identity>.<nuid>...``. Each user may subscribe only under its own prefix
+    (:mod:`services.common.cluster_auth.nats`), so no service reads another's replies."""
+    return f"_INBOX.{identity}"
+
+
 def delivery_subject(durable: str) -> str:
     """Where the shared consumer ``durable`` pushes its messages: one fixed subject for every
-    replica (under ``_INBOX.``, which the services' NATS users may subscribe to)."""
+    replica; only the NATS user of the consumer's service may subscribe to it."""
     return f"_INBOX.dominos.work.{durable}"
 
 
@@ -208,7 +217,15 @@ async def bind_work_queue(
     comes second changes nothing. A creation refused because the consumer is in use
     (:data:`CONSUMER_NAME_IN_USE`) is retried (``attempts`` in all): the next lookup finds
     it and joins its queue group. Any other refusal is raised.
+
+    A consumer created by a release before the fixed subject delivers on a random
+    ``_INBOX.<nuid>``, which the service's NATS user may no longer subscribe to (the server
+    would refuse the subscription and the replica would wait for nothing): its delivery
+    subject is moved to :func:`delivery_subject` first (its other settings, its position in
+    the stream and the messages waiting are kept; a message delivered to the old subject and
+    not acknowledged is redelivered after ``ack_wait_s``).
     """
+    await _move_delivery(js, stream, durable)
     attempt = 1
     while True:
         try:
@@ -232,3 +249,22 @@ async def bind_work_queue(
                 raise
             log.info("nats.consumer_bind_retry", consumer=durable, attempt=attempt)
             attempt += 1
+
+
+async def _move_delivery(js: JetStreamContext, stream: str, durable: str) -> None:
+    """Point an existing consumer ``durable`` at :func:`delivery_subject` when it pushes
+    elsewhere (see :func:`bind_work_queue`); nothing when it is missing or already there."""
+    try:
+        info = await js.consumer_info(stream, durable)
+    except NotFoundError:
+        return
+    wanted = delivery_subject(durable)
+    if info.config.deliver_subject in (None, wanted):
+        return
+    log.info(
+        "nats.consumer_delivery_moved",
+        consumer=durable,
+        was=info.config.deliver_subject,
+        now=wanted,
+    )
+    await js.add_consumer(stream, config=info.config.evolve(deliver_subject=wanted))

@@ -26,6 +26,7 @@ from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import RedisClusterException
 
+from services.common.bus import reply_inbox_prefix
 from services.common.dependency_metrics import redis_command_histogram
 from services.common.grpc_metrics import precreate_client
 from services.common.logging import get_logger
@@ -71,9 +72,16 @@ def nats_tls_context(settings: Settings) -> ssl.SSLContext | None:
 
 
 async def connect_nats(
-    settings: Settings, name: str, *, reconnected: Callable[[], Awaitable[None]] | None = None
+    settings: Settings,
+    name: str,
+    *,
+    identity: str,
+    reconnected: Callable[[], Awaitable[None]] | None = None,
 ) -> NatsClient:
-    """A NATS connection that reconnects forever; ``reconnected`` runs after each reconnection."""
+    """A NATS connection that reconnects forever; ``reconnected`` runs after each reconnection.
+    ``identity`` is the service's NATS user (``table``, ``timer``, ``bots``, ``gateway``):
+    its reply inboxes start with :func:`~services.common.bus.reply_inbox_prefix`, the only
+    ones that user may subscribe to."""
     tls = nats_tls_context(settings)
 
     async def on_disconnected() -> None:
@@ -104,6 +112,7 @@ async def connect_nats(
         reconnected_cb=on_reconnected,
         error_cb=on_error,
         tls=tls,
+        inbox_prefix=reply_inbox_prefix(identity),
     )
 
 

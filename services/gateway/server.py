@@ -127,7 +127,9 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
         log.info("gateway.nats_reconnected")
         await hub.resync_all()
 
-    nc = await connect_nats(settings, f"{settings.service_name}-gateway", reconnected=on_reconnect)
+    nc = await connect_nats(
+        settings, f"{settings.service_name}-gateway", identity="gateway", reconnected=on_reconnect
+    )
     hub.nc = nc
     redis = connect_redis(settings)
     leases = LeaseKeeper(PresenceLeases(redis), settings.presence_lease_ms)

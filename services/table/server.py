@@ -122,7 +122,7 @@ async def create_server(settings: Settings) -> tuple[TableServer, int]:
     built-in token secret or without caller credentials, outside development."""
     settings.require_secrets("DOMINOS_TOKEN_SECRET", "DOMINOS_TABLE_CALLERS")
     redis = connect_redis(settings)
-    nc = await connect_nats(settings, f"{settings.service_name}-table")
+    nc = await connect_nats(settings, f"{settings.service_name}-table", identity="table")
     js = nc.jetstream()
     await ensure_table_stream(js, settings.nats_stream_replicas)
     await ensure_robot_stream(js, settings.nats_stream_replicas)

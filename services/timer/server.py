@@ -34,7 +34,7 @@ class TimerServer:
 async def create_server(settings: Settings) -> tuple[TimerServer, int]:
     """Start the timer service; returns it and the bound (health) gRPC port."""
     redis = connect_redis(settings)
-    nc: Any = await connect_nats(settings, f"{settings.service_name}-timer")
+    nc: Any = await connect_nats(settings, f"{settings.service_name}-timer", identity="timer")
     # A heartbeat outlives three sweeps: a replica that misses two keeps its shards.
     membership = Membership(
         redis,

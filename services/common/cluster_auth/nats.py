@@ -20,8 +20,13 @@ so an anonymous client is refused. Each service may touch only the subjects its 
 
 JetStream is driven by request/reply: a stream or consumer call is a request published to
 ``$JS.API.<...>``, a JetStream publish is a request whose acknowledgement comes back on the
-client's reply inbox (``_INBOX.>``), a push consumer delivers on an ``_INBOX.`` subject and
-is acknowledged by publishing to ``$JS.ACK.<stream>.<consumer>.>``. The subjects below are
+client's reply inbox, a push consumer delivers on its delivery subject and is acknowledged by
+publishing to ``$JS.ACK.<stream>.<consumer>.>``. Each service's inboxes start with its own
+prefix (``_INBOX.<identity>``, :func:`~services.common.bus.reply_inbox_prefix`, set by
+:func:`~services.common.connections.connect_nats`), and each user may subscribe under its own
+prefix only, and to its own work queue's delivery subject: no service receives another's
+replies or deliveries (with one ``_INBOX.>`` for all, a compromised bots service could have
+read the table service's acknowledgements and expiries). The subjects below are
 the exact ones nats-py uses for the calls on the topology of :mod:`services.common.bus`
 (the names come from there); a call outside them fails with a permissions violation
 (``tests/integration/security/test_nats_permissions.py``).
@@ -45,6 +50,8 @@ from services.common.bus import (
     TIMER_CONSUMER,
     TIMER_STREAM,
     TIMER_SUBJECT,
+    delivery_subject,
+    reply_inbox_prefix,
 )
 from services.common.cluster_auth.secrets import ADMIN, IDENTITIES, ClusterSecrets
 
@@ -56,12 +63,13 @@ __all__ = [
     "nats_server_config",
 ]
 
-#: Replies of the client's own requests: JetStream API answers, publish acknowledgements,
-#: and (table) the push consumer's deliveries. nats-py's inboxes all start with it. Anything
-#: another identity could ever receive here (API answers, acknowledgements, expiries) is no
-#: more than what the table and timer services already read on their own subjects.
-REPLY_INBOXES: Final = "_INBOX.>"
 _JS_API: Final = "$JS.API"
+
+
+def _replies(identity: str) -> str:
+    """Replies of the identity's own requests (JetStream API answers, publish
+    acknowledgements): every inbox of a connection made with its prefix."""
+    return f"{reply_inbox_prefix(identity)}.>"
 
 
 def _create_or_update(stream: str) -> tuple[str, ...]:
@@ -113,8 +121,9 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             ROBOT_SUBJECT,
             *_create_or_update(ROBOT_STREAM),
         ),
-        # No table events: the table service never reads the bus back.
-        subscribe=(REPLY_INBOXES,),
+        # No table events: the table service never reads the bus back. Its replies, and the
+        # expiries its consumer delivers.
+        subscribe=(_replies("table"), delivery_subject(TIMER_CONSUMER)),
     ),
     "timer": Permissions(
         publish=(
@@ -126,14 +135,14 @@ PERMISSIONS: Final[Mapping[str, Permissions]] = {
             # Clocks announced by the table service (the rest it sweeps from Redis); no
             # table event: the timer never receives a hand.
             CLOCK_SUBJECT,
-            REPLY_INBOXES,
+            _replies("timer"),
         ),
     ),
     "bots": Permissions(
         # The bots service reads robots' turns from its work queue (ids, no state) and acts
         # through the table service's RobotService: it sees no table event, so no hand.
         publish=(*_create_or_update(ROBOT_STREAM), *_bind_durable(ROBOT_STREAM, ROBOT_CONSUMER)),
-        subscribe=(REPLY_INBOXES,),
+        subscribe=(_replies("bots"), delivery_subject(ROBOT_CONSUMER)),
     ),
     "gateway": Permissions(
         # A gateway faces the internet: if it is taken over it must not be able to forge

@@ -12,6 +12,7 @@ from typing import Any
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.js.api import AckPolicy, ConsumerConfig
 from nats.js.errors import NotFoundError
 from structlog.testing import capture_logs
 
@@ -21,8 +22,10 @@ from services.common.bus import (
     ROBOT_SUBJECT,
     TABLE_STREAM,
     bind_work_queue,
+    delivery_subject,
     ensure_robot_stream,
     ensure_table_stream,
+    reply_inbox_prefix,
 )
 from testing.servers import NatsServer
 from testing.waiting import wait_for
@@ -138,3 +141,67 @@ async def test_replicas_binding_a_work_queue_together_all_bind_and_share_its_mes
     assert {index for index, _ in received} == set(range(4))  # (3/4)^40: none left out
     for subscription in subscriptions:
         await subscription.unsubscribe()
+
+
+async def test_a_consumer_of_an_earlier_release_is_moved_to_the_fixed_delivery_subject(
+    nats_client: NatsClient, nats_connect: Callable[..., Awaitable[NatsClient]]
+) -> None:
+    # A release before the fixed delivery subject created the shared consumer with a random
+    # inbox of its own (`_INBOX.<nuid>`). The bots service's NATS user may no longer
+    # subscribe there: a replica that joined it as it is would be refused and wait for
+    # nothing. Binding moves the consumer's deliveries to the fixed subject, keeping the
+    # turns already waiting in the queue.
+    admin = nats_client.jetstream()
+    bots = await nats_connect("bots")
+    await ensure_robot_stream(bots.jetstream())
+    old_inbox = nats_client.new_inbox()
+    assert not old_inbox.startswith(reply_inbox_prefix("bots"))
+    await admin.add_consumer(
+        ROBOT_STREAM,
+        config=ConsumerConfig(
+            durable_name=ROBOT_CONSUMER,
+            deliver_subject=old_inbox,
+            deliver_group=ROBOT_CONSUMER,
+            filter_subject=ROBOT_SUBJECT,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=30,
+            max_ack_pending=16,
+        ),
+    )
+    waiting = [f"turn {n}".encode() for n in range(3)]
+    for data in waiting:
+        await admin.publish(ROBOT_SUBJECT, data)
+    received: list[bytes] = []
+
+    async def on_message(msg: Any) -> None:
+        received.append(msg.data)
+        await msg.ack()
+
+    async def bind() -> Any:
+        return await bind_work_queue(
+            bots.jetstream(),
+            ROBOT_SUBJECT,
+            ROBOT_STREAM,
+            ROBOT_CONSUMER,
+            on_message,
+            ack_wait_s=30,
+            max_ack_pending=16,
+        )
+
+    with capture_logs() as logs:
+        subscription = await bind()
+    info = await admin.consumer_info(ROBOT_STREAM, ROBOT_CONSUMER)
+    assert info.config.deliver_subject == delivery_subject(ROBOT_CONSUMER) == subscription.subject
+    moved = [entry for entry in logs if entry["event"] == "nats.consumer_delivery_moved"]
+    assert [entry["was"] for entry in moved] == [old_inbox]
+    await wait_for(lambda: sorted(received) == waiting, timeout=10, message="the waiting turns")
+    later = b"turn 3"
+    await admin.publish(ROBOT_SUBJECT, later)
+    await wait_for(lambda: later in received, timeout=10, message="a turn after the move")
+    await subscription.unsubscribe()
+
+    # Bound again (a restart): already where it should be, nothing is moved.
+    with capture_logs() as logs:
+        again = await bind()
+    assert not [entry for entry in logs if entry["event"] == "nats.consumer_delivery_moved"]
+    await again.unsubscribe()

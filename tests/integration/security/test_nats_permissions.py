@@ -36,6 +36,7 @@ from services.common.bus import (
     ensure_table_stream,
     ensure_timer_stream,
     message_id,
+    reply_inbox_prefix,
     table_subject,
 )
 from services.common.cluster_auth.nats import TlsFiles
@@ -170,6 +171,57 @@ async def test_the_timer_service_cannot_listen_to_any_table_event(nats_connect: 
         await timer.nc.subscribe(subject)
         await flushed(timer.nc)
         await timer.violated("subscription", subject)
+
+
+SERVICE_INBOXES = {"table": TIMER_CONSUMER, "timer": None, "bots": ROBOT_CONSUMER}
+
+
+@pytest.mark.parametrize("identity", ["table", "timer", "bots"])
+async def test_a_service_cannot_listen_to_another_services_replies_or_deliveries(
+    identity: str, nats_connect: Connect
+) -> None:
+    """Each service's JetStream answers and acknowledgements come back under its own inbox
+    prefix (``_INBOX.<identity>``), each work queue delivers on its own subject: no other
+    service may subscribe to them (with one ``_INBOX.>`` for every service, a compromised
+    bots service could read the table service's acknowledgements and expiries)."""
+    conn = await connect_as(nats_connect, identity)
+    others = [other for other in SERVICE_INBOXES if other != identity]
+    subjects = [
+        "_INBOX.>",
+        "_INBOX.*.>",
+        *(f"{reply_inbox_prefix(other)}.>" for other in others),
+        *(delivery_subject(c) for o in others if (c := SERVICE_INBOXES[o]) is not None),
+    ]
+    for subject in subjects:
+        await conn.nc.subscribe(subject)
+        await flushed(conn.nc)
+        await conn.violated("subscription", subject)
+    assert conn.nc.is_connected
+
+
+@pytest.mark.parametrize("identity", ["table", "timer", "bots"])
+async def test_a_service_connection_has_its_own_inboxes_and_its_jetstream_calls_work(
+    identity: str, nats_server: NatsServer
+) -> None:
+    """The services' own connection (``connect_nats``) makes every inbox under the
+    identity's prefix, so its JetStream calls are answered under the permissions above (a
+    refused reply subscription would leave them waiting until their timeout)."""
+    nc = await connect_nats(
+        Settings(nats_url=nats_server.url_for(identity)), f"pytest-{identity}", identity=identity
+    )
+    try:
+        assert nc.new_inbox().startswith(f"_INBOX.{identity}.")
+        ensure = {"table": ensure_table_stream, "timer": ensure_timer_stream}.get(
+            identity, ensure_robot_stream
+        )
+        await ensure(nc.jetstream(timeout=2))  # a JetStream API request and its answer
+        if identity == "table":
+            ack = await nc.jetstream(timeout=2).publish(
+                table_subject(TABLE_ID), b"v1", headers={"Nats-Msg-Id": message_id(TABLE_ID, 1)}
+            )
+            assert ack.stream == TABLE_STREAM
+    finally:
+        await nc.close()
 
 
 # -- JetStream: nobody but admin reads the history --------------------------------------
@@ -343,7 +395,7 @@ async def test_over_tls_a_client_that_trusts_the_ca_connects_and_others_are_refu
         assert url.startswith("tls://admin:")
         # The services' connection, configured as in production (DOMINOS_NATS_CA_FILE).
         settings = Settings(nats_url=url, nats_ca_file=str(certificates.ca))
-        nc = await connect_nats(settings, "pytest-tls")
+        nc = await connect_nats(settings, "pytest-tls", identity="admin")
         try:
             await _round_trip(nc)
         finally:
@@ -370,7 +422,7 @@ async def test_with_mutual_tls_a_client_needs_a_certificate_from_the_ca(
             nats_cert_file=str(certificates.client_cert),
             nats_key_file=str(certificates.client_key),
         )
-        nc = await connect_nats(settings, "pytest-mtls")
+        nc = await connect_nats(settings, "pytest-mtls", identity="admin")
         try:
             await _round_trip(nc)
         finally:

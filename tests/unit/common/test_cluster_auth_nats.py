@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 
 from services.common.bus import (
+    ROBOT_CONSUMER,
     ROBOT_STREAM,
     ROBOT_SUBJECT,
     TABLE_SUBJECT_PREFIX,
+    TIMER_CONSUMER,
     TIMER_STREAM,
     TIMER_SUBJECT,
+    delivery_subject,
+    reply_inbox_prefix,
 )
 from services.common.cluster_auth.nats import (
     ADMIN_PERMISSIONS,
@@ -64,9 +68,48 @@ def test_the_bots_service_reads_no_table_event_issue_20() -> None:
     """A robot decides from its seat's view only: the bots service cannot subscribe to the
     table events (every hand is in them) nor read their stream through JetStream."""
     bots = PERMISSIONS["bots"]
-    assert bots.subscribe == ("_INBOX.>",)
+    assert bots.subscribe == ("_INBOX.bots.>", "_INBOX.dominos.work.dominos-bots")
     assert not any(s.startswith(TABLE_SUBJECT_PREFIX) for s in bots.publish)
     assert not any("DOMINOS_TABLES" in s for s in bots.publish)
+
+
+def _matches(pattern: str, subject: str) -> bool:
+    """Whether the NATS subject ``pattern`` (wildcards ``*`` and a final ``>``) covers
+    ``subject``."""
+    tokens = subject.split(".")
+    for i, token in enumerate(pattern.split(".")):
+        if token == ">":
+            return len(tokens) > i
+        if i >= len(tokens) or token not in ("*", tokens[i]):
+            return False
+    return len(pattern.split(".")) == len(tokens)
+
+
+def test_nats_subject_matching_of_this_test() -> None:
+    assert _matches("_INBOX.table.>", "_INBOX.table.abc.1")
+    assert not _matches("_INBOX.table.>", "_INBOX.table")
+    assert not _matches("_INBOX.table.>", "_INBOX.tables.abc")
+    assert _matches("a.*.c", "a.b.c") and not _matches("a.*.c", "a.b.c.d")
+
+
+def test_each_service_receives_only_its_own_replies_and_deliveries() -> None:
+    """No service may subscribe to another's reply inboxes (JetStream acknowledgements, API
+    answers) or to another's work-queue deliveries; each may to its own."""
+    own = {
+        "table": (f"{reply_inbox_prefix('table')}.nuid.1", delivery_subject(TIMER_CONSUMER)),
+        "timer": (f"{reply_inbox_prefix('timer')}.nuid.1",),
+        "bots": (f"{reply_inbox_prefix('bots')}.nuid.1", delivery_subject(ROBOT_CONSUMER)),
+        "gateway": (),
+    }
+    assert set(own) == set(SERVICES)
+    for service in SERVICES:
+        for owner, subjects in own.items():
+            for subject in subjects:
+                allowed = any(_matches(p, subject) for p in PERMISSIONS[service].subscribe)
+                assert allowed == (owner == service), (service, subject)
+        # Nothing broader than its own prefix: no `_INBOX.>` and no `>`.
+        for pattern in PERMISSIONS[service].subscribe:
+            assert not _matches(pattern, "_INBOX.someone.nuid.1"), (service, pattern)
 
 
 def test_the_config_has_one_user_per_identity_and_no_anonymous_access(
