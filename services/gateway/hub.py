@@ -85,9 +85,14 @@ class Watcher:
     At most ``capacity`` versions wait (they are shared with every other stream of the table,
     so a waiting version costs a reference); when a slow client lets more pile up, the oldest
     are dropped and the client skips to newer versions: views are complete snapshots.
+
+    A stream between two versions waits on one future (:meth:`wakeup`), awaited by its own
+    coroutine: no coroutine of its own, as ``asyncio.Event.wait`` would add. Thousands of
+    streams wait at once, each re-armed at every version of its table, and whatever a waiting
+    stream holds survives into the garbage collector's scans (issue 22).
     """
 
-    __slots__ = ("_pending", "_ready", "closed", "last_sent", "seat", "skipped", "table_id")
+    __slots__ = ("_pending", "_waiter", "closed", "last_sent", "seat", "skipped", "table_id")
 
     capacity = 16
 
@@ -99,7 +104,7 @@ class Watcher:
         #: Why the stream must end (e.g. "replaced"), once :meth:`close` was called.
         self.closed = ""
         self._pending: deque[Version] = deque()
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
 
     @property
     def waiting(self) -> int:
@@ -107,9 +112,10 @@ class Watcher:
         return len(self._pending)
 
     def close(self, reason: str) -> None:
-        """End the stream: its :meth:`next` raises :class:`WatcherClosed` from now on."""
+        """End the stream: :meth:`take` and :meth:`next` raise :class:`WatcherClosed` from
+        now on."""
         self.closed = reason
-        self._ready.set()
+        self._wake()
 
     def offer(self, version: Version) -> None:
         """Queue ``version`` if it is newer than anything sent or queued."""
@@ -120,18 +126,38 @@ class Watcher:
             self._pending.popleft()
             self.skipped += 1
         self._pending.append(version)
-        self._ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def take(self) -> Version | None:
+        """The next version to send, marked sent, or ``None`` when none waits (then await
+        :meth:`wakeup`). Raises :class:`WatcherClosed` once the watcher was closed, even
+        with versions waiting."""
+        if self.closed:
+            raise WatcherClosed(self.closed)
+        if not self._pending:
+            return None
+        version = self._pending.popleft()
+        self.last_sent = version.version
+        return version
+
+    def wakeup(self) -> asyncio.Future[None]:
+        """A future done at the next :meth:`offer` or :meth:`close` (the same one until
+        then)."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+        return waiter
 
     async def next(self) -> Version:
         """Wait for the next version to send; marks it sent. Raises :class:`WatcherClosed`
         once the watcher was closed, even with versions waiting."""
-        while not self._pending or self.closed:
-            if self.closed:
-                raise WatcherClosed(self.closed)
-            self._ready.clear()
-            await self._ready.wait()
-        version = self._pending.popleft()
-        self.last_sent = version.version
+        while (version := self.take()) is None:
+            await self.wakeup()
         return version
 
 

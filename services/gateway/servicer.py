@@ -455,7 +455,12 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         watcher was replaced by a newer stream of the token, or the gateway shuts down."""
         while True:
             try:
-                version = await watcher.next()  # shared with the table's other streams
+                # Shared with the table's other streams. Awaiting the watcher's future here,
+                # not a coroutine of its own, keeps a waiting stream's objects few.
+                version = watcher.take()
+                while version is None:
+                    await watcher.wakeup()
+                    version = watcher.take()
             except WatcherClosed as closed:
                 if str(closed) == SHUTDOWN:
                     return _shutting_down()
