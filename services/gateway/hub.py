@@ -86,8 +86,9 @@ class Watcher:
     so a waiting version costs a reference); when a slow client lets more pile up, the oldest
     are dropped and the client skips to newer versions: views are complete snapshots.
 
-    A stream between two versions waits on one future (:meth:`wakeup`), awaited by its own
-    coroutine: no coroutine of its own, as ``asyncio.Event.wait`` would add. Thousands of
+    A stream between two versions waits on one future (:meth:`wakeup`), which its handler
+    awaits directly (:meth:`take`, then :meth:`wakeup`): no coroutine per wait, as
+    :meth:`next` or ``asyncio.Event.wait`` would add. Thousands of
     streams wait at once, each re-armed at every version of its table, and whatever a waiting
     stream holds survives into the garbage collector's scans (issue 22).
     """

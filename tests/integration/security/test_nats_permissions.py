@@ -173,7 +173,8 @@ async def test_the_timer_service_cannot_listen_to_any_table_event(nats_connect: 
         await timer.violated("subscription", subject)
 
 
-SERVICE_INBOXES = {"table": TIMER_CONSUMER, "timer": None, "bots": ROBOT_CONSUMER}
+#: The work-queue consumer whose deliveries each service reads (the timer reads none).
+WORK_QUEUE_OF = {"table": TIMER_CONSUMER, "timer": None, "bots": ROBOT_CONSUMER}
 
 
 @pytest.mark.parametrize("identity", ["table", "timer", "bots"])
@@ -185,12 +186,12 @@ async def test_a_service_cannot_listen_to_another_services_replies_or_deliveries
     service may subscribe to them (with one ``_INBOX.>`` for every service, a compromised
     bots service could read the table service's acknowledgements and expiries)."""
     conn = await connect_as(nats_connect, identity)
-    others = [other for other in SERVICE_INBOXES if other != identity]
+    others = [other for other in WORK_QUEUE_OF if other != identity]
     subjects = [
         "_INBOX.>",
         "_INBOX.*.>",
         *(f"{reply_inbox_prefix(other)}.>" for other in others),
-        *(delivery_subject(c) for o in others if (c := SERVICE_INBOXES[o]) is not None),
+        *(delivery_subject(c) for o in others if (c := WORK_QUEUE_OF[o]) is not None),
     ]
     for subject in subjects:
         await conn.nc.subscribe(subject)
