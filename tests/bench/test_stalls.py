@@ -13,13 +13,16 @@ from pathlib import Path
 
 from testing.stalls import Stall, attribute, describe, probe_env, read_stalls
 
-# A process that blocks its event loop for 30 ms, then makes a long full collection.
+# A process that blocks its event loop for 30 ms, then makes a long full collection; it
+# prints the wall-clock instant the block began (on a busy machine the probe may also note
+# a short late wake-up before it, so the test finds the block by its instant).
 _PROGRAM = textwrap.dedent(
     """
     import asyncio, gc, time, uvloop
 
     async def main():
         await asyncio.sleep(0.05)
+        print(f"{time.time():.6f}", flush=True)
         time.sleep(0.03)  # the loop is blocked
         await asyncio.sleep(0.05)
         kept = [[i] for i in range(400_000)]  # tracked objects for the collector to walk
@@ -30,46 +33,61 @@ _PROGRAM = textwrap.dedent(
     """
 )
 
+#: The probe's period (``PERIOD_S`` in ``testing/stall_probe/sitecustomize.py``).
+_PROBE_PERIOD_S = 0.002
 
-def _run(tmp_path: Path, *args: str) -> Path:
+
+def _run(tmp_path: Path, *args: str) -> tuple[Path, float]:
+    """Runs the program with the probe: the probe's directory and the instant the
+    program's loop was blocked."""
     stalls = tmp_path / "stalls"
     stalls.mkdir(exist_ok=True)
     program = tmp_path / "program.py"
     program.write_text(_PROGRAM)
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, str(program), *args],
         env={**os.environ, **probe_env(stalls)},
         check=True,
         timeout=60,
+        capture_output=True,
+        text=True,
     )
-    return stalls
+    return stalls, float(done.stdout.split()[0])
 
 
 def test_the_probe_notes_a_blocked_loop_and_a_long_collection_at_their_wall_clock_instants(
     tmp_path: Path,
 ) -> None:
     before = time.time()
-    stalls = read_stalls(_run(tmp_path, "--generator"))  # named as a load generator
+    directory, blocked_at = _run(tmp_path, "--generator")  # named as a load generator
+    stalls = read_stalls(directory)
     after = time.time()
     assert {s.process for s in stalls} == {"generator"}
     loops = sorted((s for s in stalls if s.kind == "loop"), key=lambda s: s.start_s)
-    blocked = loops[0]  # the 30 ms sleep, first
+    # the 30 ms sleep: one loop stall spans it (its lateness began at most one probe
+    # period after the block began, and it ended after the block did)
+    slack = 0.001  # two clocks: perf_counter for durations, time.time for instants
+    began_by, ended_after = blocked_at + _PROBE_PERIOD_S + slack, blocked_at + 0.03 - slack
+    spanning = [s for s in loops if s.start_s <= began_by and s.end_s >= ended_after]
+    assert len(spanning) == 1, loops
+    blocked = spanning[0]
     assert before < blocked.start_s < blocked.end_s < after
     assert 25 <= blocked.ms < 200
     # the long collection (and the list built for it) held the loop later: a loop stall
     # that contains it
     longest = max((s for s in stalls if s.kind == "gc"), key=lambda s: s.ms)
     assert longest.ms >= 5 and longest.start_s > blocked.end_s
-    slack = 0.001  # two clocks: perf_counter for durations, time.time for instants
     assert any(
-        s.start_s - slack <= longest.start_s and longest.end_s <= s.end_s + slack for s in loops[1:]
+        s.start_s - slack <= longest.start_s and longest.end_s <= s.end_s + slack
+        for s in loops
+        if s.start_s > blocked.end_s
     )
 
 
 def test_a_process_that_is_neither_a_service_nor_a_generator_is_not_probed(
     tmp_path: Path,
 ) -> None:
-    stalls = _run(tmp_path)
+    stalls, _ = _run(tmp_path)
     assert list(stalls.iterdir()) == []
 
 
