@@ -78,6 +78,7 @@ from services.table.publisher import EventPublisher, OutboxEvent
 from services.table.record_cache import RecordCache
 from services.table.robot_turns import RobotTurnPublisher
 from services.table.store import Client, Commit, TableStore
+from services.table.table_locks import TableLocks
 
 log = get_logger(__name__)
 
@@ -255,6 +256,8 @@ class TableApp:
         self.cache = RecordCache() if cache is None else cache
         #: The views of the versions just committed here, for the commands' answers.
         self.fresh_views = FreshViews()
+        #: Commands of one table wait for each other here (not for other tables').
+        self.locks = TableLocks()
         self.publisher = publisher
         self.robot_turns = robot_turns
         self.policy = policy
@@ -592,47 +595,50 @@ class TableApp:
         decided; on a version conflict decide again over the table read from Redis (so does
         a cached record's refusal or answer without a write; ``decide`` refuses what no
         longer holds, e.g. an ``expected_version``). A missing table is ``missing()`` (default:
-        TABLE_NOT_FOUND)."""
-        record = self.cache.get(table_id)
-        cached = record is not None
-        for _ in range(MAX_ATTEMPTS):
-            if record is None:
-                record = await self.store.load(table_id)
-                cached = False
-                metrics.CACHE_MISS.inc()
+        TABLE_NOT_FOUND). Commands of one table run one at a time in this replica
+        (:class:`TableLocks`): only other replicas' writes make a compare-and-set fail."""
+        async with self.locks.hold(table_id):
+            record = self.cache.get(table_id)
+            cached = record is not None
+            for _ in range(MAX_ATTEMPTS):
                 if record is None:
-                    self.cache.drop(table_id)
-                    if missing is None:
-                        raise _not_found()
-                    return missing()
-            else:
-                metrics.CACHE_HIT.inc()
-            # Never before the table's previous command (a clock stepped back, or replicas'
-            # clocks apart), so that the log replays exactly.
-            now = max(self.now_ms(), record.last_time_ms)
-            try:
-                decided = await decide(record, now)
-            except ServiceError:
-                if not cached:
-                    raise
-                record = None  # a refusal stands only on the table as it is in Redis
-                continue
-            if not isinstance(decided, Write):
-                if not cached:
-                    return decided
-                # What a cached record answers without writing (a repeat, a command that
-                # changes nothing, a stale timer) is decided again over the table in Redis.
+                    record = await self.store.load(table_id)
+                    cached = False
+                    metrics.CACHE_MISS.inc()
+                    if record is None:
+                        self.cache.drop(table_id)
+                        if missing is None:
+                            raise _not_found()
+                        return missing()
+                else:
+                    metrics.CACHE_HIT.inc()
+                # Never before the table's previous command (a clock stepped back, or
+                # replicas' clocks apart), so that the log replays exactly.
+                now = max(self.now_ms(), record.last_time_ms)
+                try:
+                    decided = await decide(record, now)
+                except ServiceError:
+                    if not cached:
+                        raise
+                    record = None  # a refusal stands only on the table as it is in Redis
+                    continue
+                if not isinstance(decided, Write):
+                    if not cached:
+                        return decided
+                    # What a cached record answers without writing (a repeat, a command
+                    # that changes nothing, a stale timer) is decided again over the table
+                    # in Redis.
+                    record = None
+                    continue
+                if await self._commit(record, decided, now):
+                    return decided.answer
+                if cached:
+                    metrics.CACHE_STALE.inc()
+                else:
+                    metrics.CAS_CONFLICTS.inc()
+                self.cache.drop(table_id)
                 record = None
-                continue
-            if await self._commit(record, decided, now):
-                return decided.answer
-            if cached:
-                metrics.CACHE_STALE.inc()
-            else:
-                metrics.CAS_CONFLICTS.inc()
-            self.cache.drop(table_id)
-            record = None
-        raise self._contention()
+            raise self._contention()
 
     async def _act(
         self,

@@ -10,10 +10,11 @@ from typing import Any
 
 import grpc
 import pytest
-from dominos.v1 import events_pb2, game_pb2
+from dominos.v1 import events_pb2, game_pb2, gateway_pb2, table_pb2
 
 from services.common.bus import TABLE_STREAM, table_subject
 from services.rules import replay
+from services.table.application import MAX_ATTEMPTS
 from services.table.command_log import decode_log
 from services.table.store import TableStore
 from testing.services import ServiceProcess
@@ -149,3 +150,42 @@ async def test_two_table_service_processes_share_a_table_without_losing_an_updat
         assert versions == list(range(1, loaded.version + 1))
     finally:
         await other.close()
+
+
+async def test_many_commands_of_one_table_at_once_all_succeed_in_one_process(
+    client: TableClient, redis_client: Any, nats_client: Any
+) -> None:
+    """More commands of one table at once than a command has compare-and-set attempts
+    (three seats connecting and dropping while the host changes the target, as many streams
+    opening at once do): one process runs them one at a time, so none is refused
+    VERSION_CONFLICT, and each change is one version of the log and the bus."""
+    seats = await client.full_table()
+    table_id = seats[0].table_id
+
+    async def presence(seat: Seat, connected: bool) -> Any:
+        return await client.stub.SetPresence(
+            table_pb2.SetPresenceRequest(
+                table_id=table_id, seat_token=seat.token, connected=connected
+            )
+        )
+
+    async def target(value: int) -> Any:
+        return await client.execute(
+            seats[0].token,
+            set_target=gateway_pb2.SetTargetRequest(
+                request_id=rid(), table_id=table_id, target=value
+            ),
+        )
+
+    calls = [presence(seat, i % 2 == 0) for i in range(8) for seat in seats[1:]]
+    calls += [target(50 * (1 + i % 10)) for i in range(40)]
+    assert len(calls) > 4 * MAX_ATTEMPTS
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert not refused, [(e.code(), e.details()) for e in refused]
+    store = TableStore(redis_client)
+    loaded = await store.load(table_id)
+    assert loaded is not None
+    assert replay(decode_log(await store.read_log(table_id))) == loaded.state
+    versions = await stream_versions(nats_client.jetstream(), table_id, loaded.version)
+    assert versions == list(range(1, loaded.version + 1))
