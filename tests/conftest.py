@@ -27,6 +27,7 @@ server on purpose should rather create their own :class:`RedisServer` / :class:`
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -72,6 +73,15 @@ def nats_server(
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def nats_proc(tmp_path: Path) -> Iterator[NatsServer]:
+    """A private nats-server with JetStream, started, for a test that freezes it."""
+    server = NatsServer(data_dir=tmp_path / "nats")
+    server.start()
+    yield server
+    server.stop(timeout=5)
 
 
 @pytest.fixture

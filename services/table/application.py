@@ -158,6 +158,15 @@ class Write(Generic[_Written_co]):
     changes: RecordChanges = field(default_factory=RecordChanges)
 
 
+class _Committed(NamedTuple):
+    """A version just written, to publish: the state, the outbox's older events still
+    waiting (serialised, in version order) and its own event."""
+
+    state: TableState
+    pending: list[bytes]
+    event: OutboxEvent
+
+
 #: One pass of the command loop over a loaded record at a time: a :class:`Write`, or the
 #: answer itself when nothing is written (a repeated request, a command that changes nothing).
 Decide = Callable[[TableRecord, int], Awaitable["Write[_Answer] | _Answer"]]
@@ -596,7 +605,8 @@ class TableApp:
         a cached record's refusal or answer without a write; ``decide`` refuses what no
         longer holds, e.g. an ``expected_version``). A missing table is ``missing()`` (default:
         TABLE_NOT_FOUND). Commands of one table run one at a time in this replica
-        (:class:`TableLocks`): only other replicas' writes make a compare-and-set fail."""
+        (:class:`TableLocks`) from the read to the compare-and-set: only other replicas'
+        writes make a compare-and-set fail. The version is published after."""
         async with self.locks.hold(table_id):
             record = self.cache.get(table_id)
             cached = record is not None
@@ -630,15 +640,22 @@ class TableApp:
                     # in Redis.
                     record = None
                     continue
-                if await self._commit(record, decided, now):
-                    return decided.answer
+                committed = await self._write(record, decided, now)
+                if committed is not None:
+                    break
                 if cached:
                     metrics.CACHE_STALE.inc()
                 else:
                     metrics.CAS_CONFLICTS.inc()
                 self.cache.drop(table_id)
                 record = None
-            raise self._contention()
+            else:
+                raise self._contention()
+        # Published once the table's next command may run: a slow NATS delays this answer,
+        # not the table's other commands (each version's message id makes a repeat harmless,
+        # and gateways put versions in order).
+        await self._publish(committed)
+        return decided.answer
 
     async def _act(
         self,
@@ -712,6 +729,22 @@ class TableApp:
 
         Returns False when another writer changed the table first (nothing written).
         """
+        committed = await self._write(record, write, now, create_request)
+        if committed is None:
+            return False
+        await self._publish(committed)
+        return True
+
+    async def _write(
+        self,
+        record: TableRecord | None,
+        write: Write[Any],
+        now: int,
+        create_request: tuple[str, str] | None = None,
+    ) -> _Committed | None:
+        """Compare-and-set ``write`` over ``record`` (``None``: create) and remember the
+        record written; ``None`` when another writer changed the table first (nothing
+        written). :meth:`_publish` sends what it returns."""
         state = write.transition.state
         stored, published = encode_state_unseeded(state)
         views = view_parts(state)  # every seat's view, once: the event's and the answer's
@@ -738,14 +771,21 @@ class TableApp:
         )
         pending = await self.store.commit(commit)
         if pending is None:
-            return False
+            return None
         self.cache.put(commit.record())
         self.fresh_views.remember(state, views)
         if self.on_applied is not None:
             self.on_applied(write.command, write.transition)
+        return _Committed(state, pending, OutboxEvent(event, commit.event))
+
+    async def _publish(self, committed: _Committed) -> None:
+        """Publish a committed version (after the outbox's older ones) and its robot turn;
+        a failure is logged and counted (the relay re-publishes what the outbox holds; the
+        short clock plays a robot's seat whose turn was not published)."""
+        state, pending, published = committed
         if self.publisher is not None:
             try:
-                outbox = [*map(OutboxEvent.parse, pending), OutboxEvent(event, commit.event)]
+                outbox = [*map(OutboxEvent.parse, pending), published]
                 await self.publisher.publish_events(
                     state.table_id, outbox, clear_in_background=True
                 )
@@ -761,7 +801,6 @@ class TableApp:
             except Exception:  # the short clock plays the seat instead (robot_turns)
                 metrics.PUBLISH_FAILURES.inc()
                 log.warning("table.robot_turn_unpublished", table_id=state.table_id)
-        return True
 
     # -- helpers ---------------------------------------------------------------------------
 

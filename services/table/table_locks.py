@@ -5,8 +5,10 @@ record, commit one and make the other read the table back and decide again: with
 commands of a table at once (presence changes of many streams while its host acts, say),
 the last of them could lose every compare-and-set it tries and be refused with
 VERSION_CONFLICT although no other replica wrote. Commands of a table therefore queue in
-the replica that serves them (first come, first served), and the compare-and-set is left
-to guard what it is for: writes of other replicas.
+the replica that serves them (first come, first served) from the read to the
+compare-and-set, and the compare-and-set is left to guard what it is for: writes of other
+replicas. The lock is released before the version is published, so a NATS that is slow
+to acknowledge delays answers, not the table's next commits.
 """
 
 from __future__ import annotations

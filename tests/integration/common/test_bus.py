@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import nats
@@ -29,15 +28,6 @@ from services.common.bus import (
 )
 from testing.servers import NatsServer
 from testing.waiting import wait_for
-
-
-@pytest.fixture
-def nats_proc(tmp_path: Path) -> Iterator[NatsServer]:
-    """A private nats-server with JetStream, started, for a test that freezes it."""
-    server = NatsServer(data_dir=tmp_path / "nats")
-    server.start()
-    yield server
-    server.stop(timeout=5)
 
 
 async def test_stream_creation_outlasts_a_server_that_does_not_answer_in_time(
