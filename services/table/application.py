@@ -782,10 +782,10 @@ class TableApp:
         """Publish a committed version (after the outbox's older ones) and its robot turn;
         a failure is logged and counted (the relay re-publishes what the outbox holds; the
         short clock plays a robot's seat whose turn was not published)."""
-        state, pending, published = committed
+        state, pending, event = committed
         if self.publisher is not None:
             try:
-                outbox = [*map(OutboxEvent.parse, pending), published]
+                outbox = [*map(OutboxEvent.parse, pending), event]
                 await self.publisher.publish_events(
                     state.table_id, outbox, clear_in_background=True
                 )

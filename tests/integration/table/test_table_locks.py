@@ -14,14 +14,13 @@ from services.common.bus import ensure_table_stream
 from services.table.application import TableApp
 from services.table.publisher import EventPublisher
 from services.table.server import policy_from
-from services.table.store import Client, TableStore
+from services.table.store import TableStore
 from testing.servers import NatsServer
 from testing.waiting import wait_for
 
 from .client import rid
 from .conftest import table_settings
-
-LOCAL = Client("ipv4:127.0.0.1", "gw/ipv4:127.0.0.1:4000")
+from .test_outbox import LOCAL
 
 
 async def test_a_table_s_next_command_commits_while_the_last_one_waits_for_nats(
@@ -46,18 +45,17 @@ async def test_a_table_s_next_command_commits_while_the_last_one_waits_for_nats(
             )
             return asyncio.create_task(app.seated_command(request, token))
 
-        async def stored_version() -> int:
+        async def stored_at(version: int) -> bool:
             record = await store.load(table_id)
-            assert record is not None
-            return record.version
+            return record is not None and record.version == version
 
         nats_proc.pause()  # publications now wait for their acknowledgement (5 s at most)
         try:
             first = set_target(150)
-            await wait_for(lambda: _at(stored_version, 2), timeout=3)
+            await wait_for(lambda: stored_at(2), timeout=3)
             second = set_target(200)
             # The second commits while the first still waits for NATS.
-            await wait_for(lambda: _at(stored_version, 3), timeout=3)
+            await wait_for(lambda: stored_at(3), timeout=3)
             assert not first.done()
         finally:
             nats_proc.resume()
@@ -66,7 +64,3 @@ async def test_a_table_s_next_command_commits_while_the_last_one_waits_for_nats(
         assert [a.view.version for a in answers] == [2, 3]
     finally:
         await client.close()
-
-
-async def _at(version: Any, expected: int) -> bool:
-    return bool(await version() == expected)
