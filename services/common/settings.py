@@ -53,7 +53,7 @@ the two identical):
 | `DOMINOS_CONNECTIONS_PER_SEAT_MINUTE` | `20` | 0 to 1000000 | Table service: times one seat may turn connected (a view stream opens) per minute; 0: no limit. |
 | `DOMINOS_STREAMS_PER_SEAT` | `4` | 1 to 1000 | Gateway: view streams of one seat token open at once on a gateway; a newer one ends the oldest (ABORTED / STREAM_REPLACED). |
 | `DOMINOS_STREAMS_PER_ADDRESS` | `512` | 0 to 1000000 | Gateway: view streams open at once from one client address on a gateway; 0: no cap. |
-| `DOMINOS_CONNECTIONS_PER_ADDRESS` | `256` | 0 to 1000000 | Gateway: client connections of one address making calls on a gateway (a connection counts until it has been idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`); 0: no cap. |
+| `DOMINOS_CONNECTIONS_PER_ADDRESS` | `256` | 0 to 1000000 | Gateway: open client connections of one address on a gateway: on the gRPC door those with a call in progress, on the web door every open connection (behind a trusted proxy, each browser with a request in progress); 0: no cap. |
 | `DOMINOS_STREAMS_PER_CONNECTION` | `100` | 1 to 100000 | Gateway: concurrent calls on one HTTP/2 connection (`max_concurrent_streams`); more wait in the client. |
 | `DOMINOS_MAX_CONNECTION_AGE_SECONDS` | `1800` | >= 0 and <= 604800 | Gateway: a client connection older than this is asked to reconnect (HTTP/2 GOAWAY), so clients spread over new replicas; 0: never. |
 | `DOMINOS_MAX_CONNECTION_AGE_GRACE_SECONDS` | `60` | >= 0 and <= 86400 | Gateway: how long calls of an aged connection may go on before they are ended (clients reconnect their streams). |
@@ -75,6 +75,11 @@ the two identical):
 | `DOMINOS_WEB_ROOT` | `` | directory path, or empty | Gateway: directory of the web client the web edge serves at `/` (`index.html` and its assets); empty: the API only. |
 | `DOMINOS_WEB_ALLOWED_ORIGINS` | `` | comma-separated `http://` or `https://` origins, or empty | Gateway: other origins whose pages may call the web edge (CORS); the edge's own origin always may. |
 | `DOMINOS_WEB_TRUSTED_PROXIES` | `` | comma-separated IP addresses or CIDR networks, or empty | Gateway: addresses of the proxies (the Ingress) whose `X-Forwarded-For` names the browser's address for the limits; empty: none (the connection's address counts). |
+| `DOMINOS_WEB_MAX_HEAD_BYTES` | `16384` | 1024 to 1048576 | Gateway: largest request head (request line and headers) the web edge reads; a larger one is answered 431 and its connection closed. |
+| `DOMINOS_WEB_HEAD_TIMEOUT_SECONDS` | `10` | > 0 and <= 3600 | Gateway: a web connection must send a whole request head this soon after it opens or its head begins (else 408, closed); between requests it may idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`. |
+| `DOMINOS_WEB_BODY_TIMEOUT_SECONDS` | `10` | > 0 and <= 3600 | Gateway: a web request's body must arrive whole this soon after its head, else its connection is closed. |
+| `DOMINOS_WEB_MAX_REQUESTS` | `10000` | 1 to 1000000 | Gateway: web requests served at once by one gateway process, view streams included; beyond, UNAVAILABLE with a RetryInfo. |
+
 """
 
 from __future__ import annotations
@@ -469,7 +474,7 @@ class Settings:
     connections_per_address: int = _var(
         "DOMINOS_CONNECTIONS_PER_ADDRESS",
         256,
-        "Gateway: client connections of one address making calls on a gateway (a connection counts until it has been idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`); 0: no cap.",
+        "Gateway: open client connections of one address on a gateway: on the gRPC door those with a call in progress, on the web door every open connection (behind a trusted proxy, each browser with a request in progress); 0: no cap.",
         kind="int",
         minimum=0,
         maximum=1_000_000,
@@ -621,6 +626,35 @@ class Settings:
         "Gateway: addresses of the proxies (the Ingress) whose `X-Forwarded-For` names the browser's address for the limits; empty: none (the connection's address counts).",
         kind="networks",
         allowed="comma-separated IP addresses or CIDR networks, or empty",
+    )
+
+    web_max_head_bytes: int = _var(
+        "DOMINOS_WEB_MAX_HEAD_BYTES",
+        16384,
+        "Gateway: largest request head (request line and headers) the web edge reads; a larger one is answered 431 and its connection closed.",
+        kind="int",
+        minimum=1024,
+        maximum=1_048_576,
+    )
+    web_head_timeout_seconds: float = _duration(
+        "DOMINOS_WEB_HEAD_TIMEOUT_SECONDS",
+        10,
+        "Gateway: a web connection must send a whole request head this soon after it opens or its head begins (else 408, closed); between requests it may idle for `DOMINOS_MAX_CONNECTION_IDLE_SECONDS`.",
+        maximum=3600,
+    )
+    web_body_timeout_seconds: float = _duration(
+        "DOMINOS_WEB_BODY_TIMEOUT_SECONDS",
+        10,
+        "Gateway: a web request's body must arrive whole this soon after its head, else its connection is closed.",
+        maximum=3600,
+    )
+    web_max_requests: int = _var(
+        "DOMINOS_WEB_MAX_REQUESTS",
+        10000,
+        "Gateway: web requests served at once by one gateway process, view streams included; beyond, UNAVAILABLE with a RetryInfo.",
+        kind="int",
+        minimum=1,
+        maximum=1_000_000,
     )
 
     def __post_init__(self) -> None:

@@ -1,14 +1,15 @@
-"""What one client may hold on a gateway (issue 15): connections and view streams per client
-address, view streams per seat token.
+"""What one client may hold on a gateway: connections and view streams per client address,
+view streams per seat token.
 
-gRPC gives a server no hook when a connection opens, only the peer of each call
+gRPC gives a server no hook when a connection opens or closes, only the peer of each call
 (``ipv4:203.0.113.7:51234``: one address and port per connection). So a connection counts
-from its first call, while it has a call open, and for ``idle_s`` after its last call ends
-(the server also closes a connection idle that long: ``grpc.max_connection_idle_ms``). A call
-on a connection the address may not open any more is refused with RESOURCE_EXHAUSTED /
-RATE_LIMITED (``limit`` = ``connections_per_address``) and a ``RetryInfo`` of when a slot
-frees at the latest. Idle connections that never call cost a few KB each until the idle
-timer closes them; an accept-time cap per address belongs to the load balancer in front.
+exactly while it has a call in progress (a closed connection's calls end with it, so it is
+never counted after it closed); a call on a connection the address may not open any more is
+refused with RESOURCE_EXHAUSTED / RATE_LIMITED (``limit`` = ``connections_per_address``) and a
+``RetryInfo`` of a second. A connection between calls costs a few KB until the server's idle
+timer (``grpc.max_connection_idle_ms``) closes it. The web door counts its open connections
+itself (:mod:`services.gateway.web.protocol`); its calls count here too, each browser's
+connection (or, behind a proxy, its instance id) as one peer.
 
 View streams: at most ``streams_per_address`` open from one address (refused beyond:
 ``streams_per_address``), and at most ``streams_per_seat`` per seat token: a newer stream of
@@ -21,8 +22,7 @@ much, which the per-address arithmetic in the README accounts for.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -34,19 +34,14 @@ from services.gateway.hub import Watcher
 
 __all__ = ["Admission", "StreamSlot"]
 
-#: Sweep every address's idle connections after this many admitted calls.
-_SWEEP_EVERY: Final = 4096
-
-
-@dataclass(slots=True)
-class _Connection:
-    calls: int = 0
-    last_call_end: float = 0.0
+#: When a refused connection may try again (a slot frees as soon as a call ends).
+_RETRY_S: Final = 1.0
 
 
 @dataclass(slots=True)
 class _Address:
-    connections: dict[str, _Connection] = field(default_factory=dict)
+    #: Calls in progress per connection (peer) of the address.
+    connections: dict[str, int] = field(default_factory=dict)
     streams: int = 0
 
 
@@ -77,17 +72,12 @@ class Admission:
         connections_per_address: int,
         streams_per_address: int,
         streams_per_seat: int,
-        idle_s: float,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.connections_per_address = connections_per_address
         self.streams_per_address = streams_per_address
         self.streams_per_seat = max(1, streams_per_seat)
-        self.idle_s = idle_s
-        self.clock = clock
         self._addresses: dict[str, _Address] = {}
         self._seats: dict[Hashable, list[Watcher]] = {}
-        self._admitted = 0
 
     # -- connections ------------------------------------------------------------------------
 
@@ -97,55 +87,33 @@ class Admission:
         entry = self._addresses.get(address)
         if entry is None:
             entry = self._addresses[address] = _Address()
-        connection = entry.connections.get(peer)
-        if connection is None:
-            if (
-                self.connections_per_address
-                and len(entry.connections) >= self.connections_per_address
-            ):
-                retry_s = self._prune(entry, self.clock())
-                if len(entry.connections) >= self.connections_per_address:
-                    raise rate_limited(
-                        Limit.CONNECTIONS_PER_ADDRESS,
-                        "too many connections from this address; reuse one connection",
-                        retry_s,
-                    )
-            connection = entry.connections[peer] = _Connection()
-        connection.calls += 1
-        self._admitted += 1
-        if self._admitted % _SWEEP_EVERY == 0:
-            self.sweep()
+        calls = entry.connections.get(peer)
+        if calls is None:
+            cap = self.connections_per_address
+            if cap and len(entry.connections) >= cap:
+                if not entry.connections and not entry.streams:
+                    del self._addresses[address]
+                raise rate_limited(
+                    Limit.CONNECTIONS_PER_ADDRESS,
+                    "too many connections from this address; reuse one connection",
+                    _RETRY_S,
+                )
+            calls = 0
+        entry.connections[peer] = calls + 1
 
     def call_ended(self, peer: str) -> None:
-        """A call of ``peer`` ended (the connection stays counted for ``idle_s``)."""
-        entry = self._addresses.get(client_address(peer))
-        connection = entry.connections.get(peer) if entry is not None else None
-        if connection is None:
+        """A call of ``peer`` ended: its connection counts no more once it has none."""
+        address = client_address(peer)
+        entry = self._addresses.get(address)
+        calls = entry.connections.get(peer) if entry is not None else None
+        if entry is None or calls is None:
             return
-        connection.calls = max(0, connection.calls - 1)
-        connection.last_call_end = self.clock()
-
-    def _prune(self, entry: _Address, now: float) -> float:
-        """Forget the address's connections idle for ``idle_s``; the seconds until the next
-        idle one would be forgotten (``idle_s`` when none is idle)."""
-        soonest = self.idle_s
-        for peer, connection in list(entry.connections.items()):
-            if connection.calls:
-                continue
-            left = connection.last_call_end + self.idle_s - now
-            if left <= 0:
-                del entry.connections[peer]
-            else:
-                soonest = min(soonest, left)
-        return soonest
-
-    def sweep(self) -> None:
-        """Forget idle connections and addresses with nothing left (bounded memory)."""
-        now = self.clock()
-        for address, entry in list(self._addresses.items()):
-            self._prune(entry, now)
-            if not entry.connections and not entry.streams:
-                del self._addresses[address]
+        if calls > 1:
+            entry.connections[peer] = calls - 1
+            return
+        del entry.connections[peer]
+        if not entry.connections and not entry.streams:
+            del self._addresses[address]
 
     def connections(self, address: str) -> int:
         """The connections of ``address`` counted now."""
@@ -178,6 +146,8 @@ class Admission:
         entry = self._addresses.get(slot.address)
         if entry is not None:
             entry.streams = max(0, entry.streams - 1)
+            if not entry.streams and not entry.connections:
+                del self._addresses[slot.address]
         streams = self._seats.get(slot.seat_key)
         if streams is not None:
             if slot.watcher in streams:

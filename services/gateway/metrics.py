@@ -71,6 +71,36 @@ for _protocol in ("connect", "grpc_web"):
     for _method in gateway_pb2.DESCRIPTOR.services_by_name["DominosService"].methods:
         WEB_CALLS.labels(_protocol, _method.name)
 
+WEB_CONNECTIONS_CLOSED = Counter(
+    "dominos_gateway_web_connections_closed_total",
+    "Web-edge connections the gateway closed for a bound, by reason: connections_per_address "
+    "(closed at accept), head_too_large (431), head_timeout (408: a silent or slow head), "
+    "body_timeout, idle (no request for DOMINOS_MAX_CONNECTION_IDLE_SECONDS), malformed_http.",
+    ["reason"],
+)
+for _reason in (
+    "connections_per_address",
+    "head_too_large",
+    "head_timeout",
+    "body_timeout",
+    "idle",
+    "malformed_http",
+):
+    WEB_CONNECTIONS_CLOSED.labels(_reason)
+WEB_CONNECTIONS = Gauge(
+    "dominos_gateway_web_connections",
+    "Web-edge connections open now (those from trusted proxies not counted).",
+)
+WEB_REQUESTS_REFUSED = Counter(
+    "dominos_gateway_web_requests_refused_total",
+    "Web-edge API requests answered before reaching the servicer, by reason: request_malformed "
+    "(INVALID_ARGUMENT), request_too_large (RESOURCE_EXHAUSTED), busy (UNAVAILABLE: "
+    "DOMINOS_WEB_MAX_REQUESTS in progress); each is also counted in dominos_grpc_server_*.",
+    ["reason"],
+)
+for _reason in ("request_malformed", "request_too_large", "busy"):
+    WEB_REQUESTS_REFUSED.labels(_reason)
+
 #: From a millisecond to the 5 s a lagging client may take.
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 VIEW_LATENCY = Histogram(

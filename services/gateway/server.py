@@ -137,7 +137,6 @@ async def create_server(settings: Settings) -> tuple[GatewayServer, int]:
         connections_per_address=settings.connections_per_address,
         streams_per_address=settings.streams_per_address,
         streams_per_seat=settings.streams_per_seat,
-        idle_s=settings.max_connection_idle_seconds,
     )
     # A table's commands go on one stream while a client here watches it (issue 22).
     commands = CommandStreams(

@@ -264,7 +264,7 @@ class GatewayServicer(gateway_pb2_grpc.DominosServiceServicer):
         self.hub = hub
         self.leases = leases
         self.admission = admission or Admission(
-            connections_per_address=0, streams_per_address=0, streams_per_seat=1000, idle_s=60
+            connections_per_address=0, streams_per_address=0, streams_per_seat=1000
         )
         #: Budget refusals of the table service, repeated here until their window ends.
         self.refusals = Refusals()

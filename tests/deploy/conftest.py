@@ -178,3 +178,17 @@ def substitute_grafana_variables(expr: str) -> str:
     if re.search(r"\$\w+|\$\{", expr):
         raise AssertionError(f"unknown Grafana variable in {expr!r}")
     return expr
+
+
+@pytest.fixture(params=OVERLAYS)
+def overlay(request: pytest.FixtureRequest) -> str:
+    """Each overlay's name in turn."""
+    return str(request.param)
+
+
+@pytest.fixture
+def manifests(
+    overlay: str, rendered_overlays: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The rendered manifests of :func:`overlay`."""
+    return rendered_overlays[overlay]

@@ -49,8 +49,24 @@ export function newRequestId(): string {
   return crypto.randomUUID();
 }
 
-export function webTransport(baseUrl: string): Transport {
-  return createConnectTransport({ baseUrl, useBinaryFormat: true });
+/** This tab's random id, sent on every call: behind the Ingress the gateway counts the
+ * per-connection budgets (wrong invitation codes) by it, so one tab never spends another's. */
+export const CLIENT_INSTANCE: string = crypto.randomUUID();
+
+export const CLIENT_HEADER = "X-Dominos-Client";
+
+export function webTransport(baseUrl: string, fetchImpl: typeof fetch = globalThis.fetch): Transport {
+  return createConnectTransport({
+    baseUrl,
+    useBinaryFormat: true,
+    fetch: fetchImpl,
+    interceptors: [
+      (next) => async (request) => {
+        request.header.set(CLIENT_HEADER, CLIENT_INSTANCE);
+        return next(request);
+      },
+    ],
+  });
 }
 
 export function bearer(token: string): HeadersInit {

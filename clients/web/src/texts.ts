@@ -735,6 +735,14 @@ const REASONS: Readonly<Record<string, Entry>> = {
     fr: "Le service est momentanément indisponible : nouvel essai…",
     en: "The service is briefly unavailable: retrying…",
   },
+  REQUEST_MALFORMED: {
+    fr: "Le serveur n'a pas compris la demande : rechargez la page.",
+    en: "The server could not read the request: reload the page.",
+  },
+  REQUEST_TOO_LARGE: {
+    fr: "La demande est trop grande pour le serveur : rechargez la page.",
+    en: "The request is too large for the server: reload the page.",
+  },
 };
 
 const LIMITS: Readonly<Record<string, Entry>> = {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { DurationSchema } from "@bufbuild/protobuf/wkt";
-import { CallFailed, DominosApi, watch, withRetries } from "../src/api";
+import { CallFailed, CLIENT_INSTANCE, DominosApi, watch, webTransport, withRetries } from "../src/api";
 import { backoffMs, isRetryable, refusalOf } from "../src/errors";
 import { DominosService } from "../src/gen/dominos/v1/gateway_pb";
 import { Phase, type TableView } from "../src/gen/dominos/v1/game_pb";
@@ -208,5 +208,23 @@ describe("the view stream", () => {
     const end = await watch(new DominosApi(server.transport), seat, { onView: () => {}, onReconnecting: () => {} }, new AbortController().signal, async () => {});
     expect(end.kind).toBe("gone");
     expect(server.opened()).toBe(1);
+  });
+});
+
+describe("the web transport", () => {
+  it("sends this tab's instance id on every call", async () => {
+    const seen: (string | null)[] = [];
+    const fetchSpy = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+      seen.push(new Headers(init?.headers).get("x-dominos-client"));
+      return new Response(JSON.stringify({ code: "not_found", message: "no" }), {
+        status: 404,
+        headers: { "content-type": "application/json" },
+      });
+    }) as typeof fetch;
+    const api = new DominosApi(webTransport("http://gateway.test", fetchSpy), () => {});
+    await expect(api.joinTable("ZZZZZZZZZZ", "Eve")).rejects.toBeDefined();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((id) => id === CLIENT_INSTANCE)).toBe(true);
+    expect(CLIENT_INSTANCE).toMatch(/^[A-Za-z0-9_-]{8,64}$/);
   });
 });

@@ -2,8 +2,9 @@
 
 - ``/dominos.v1.DominosService/<Method>``: the public API (Connect, unary and server streaming,
   binary or JSON; gRPC-Web), served by the ``connect-python`` library over
-  :class:`~services.gateway.web.api.WebApi`. A request message larger than 64 KiB is refused
-  (RESOURCE_EXHAUSTED), as on the gRPC door.
+  :class:`~services.gateway.web.api.WebApi`, each request first read within bounds by
+  :class:`~services.gateway.web.guard.RequestGuard`: a message larger than 64 KiB is refused
+  (RESOURCE_EXHAUSTED), as on the gRPC door, before it is read or inflated whole.
 - ``/healthz``: 200 while the gateway serves, 503 from the moment it drains (for the Ingress'
   or load balancer's health check; Kubernetes probes use the gRPC health service).
 - anything else, ``GET``/``HEAD`` only: the web client's files from ``DOMINOS_WEB_ROOT``
@@ -31,6 +32,8 @@ from starlette.types import ASGIApp as App
 from starlette.types import Message, Receive, Scope, Send
 
 from services.gateway.web.api import SERVICE, WebApi
+from services.gateway.web.guard import CLIENT_HEADER, RequestGuard
+from services.gateway.web.protocol import Networks
 
 __all__ = ["API_PREFIX", "MAX_REQUEST_BYTES", "web_app"]
 
@@ -48,6 +51,7 @@ CORS_ALLOWED_HEADERS: Final = (
     "grpc-timeout",
     "x-grpc-web",
     "x-user-agent",
+    CLIENT_HEADER,
 )
 CORS_EXPOSED_HEADERS: Final = (
     "grpc-status",
@@ -121,9 +125,11 @@ async def _until_disconnect(app: App, scope: Scope, receive: Receive, send: Send
     watcher = asyncio.create_task(watch())
     try:
         await call
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, Exception):
         if not gone:
-            raise  # our own cancellation (the server stops), not the client's going away
+            raise  # our own cancellation (the server stops), or a failure, not a client leaving
+        # The client went away: the library ends the call with CANCELED, which the RPC
+        # metrics count; it is no error of the gateway's.
     finally:
         watcher.cancel()
 
@@ -167,11 +173,18 @@ def web_app(
     root: str = "",
     allowed_origins: tuple[str, ...] = (),
     serving: Callable[[], bool] = lambda: True,
+    max_requests: int = 10_000,
+    trusted_proxies: Networks = (),
 ) -> App:
     """The edge's application over the gateway's ``servicer``; files from ``root`` (a
     directory, or ``''`` for none: a missing directory raises ``RuntimeError`` at start)."""
     service: Any = WebApi(servicer)  # the stubs' DominosService, method by method
-    api: App = DominosServiceASGIApplication(service, read_max_bytes=MAX_REQUEST_BYTES)
+    api: App = RequestGuard(
+        DominosServiceASGIApplication(service, read_max_bytes=MAX_REQUEST_BYTES),
+        max_message_bytes=MAX_REQUEST_BYTES,
+        max_requests=max_requests,
+        trusted_proxies=trusted_proxies,
+    )
     files: App | None = None
     if root:
         if not Path(root).is_dir():

@@ -1,4 +1,5 @@
-"""The web edge's HTTP server: uvicorn (HTTP/1.1, httptools) in the gateway's event loop.
+"""The web edge's HTTP server: uvicorn (HTTP/1.1, httptools) in the gateway's event loop, its
+connections bounded by :class:`~services.gateway.web.protocol.EdgeProtocol`.
 
 :meth:`WebEdge.start` binds ``DOMINOS_WEB_HOST``:``DOMINOS_WEB_PORT`` (0: a free port) and
 returns the port; :meth:`WebEdge.drain` turns ``/healthz`` to 503 when the gateway starts
@@ -8,8 +9,8 @@ installs none.
 
 The client address the caps and budgets count is the connection's, or, when the connection
 comes from one of ``DOMINOS_WEB_TRUSTED_PROXIES`` (the Ingress), the last address its
-``X-Forwarded-For`` adds; a header from anyone else is ignored, so a browser cannot pose as
-another address. A connection idle for ``DOMINOS_MAX_CONNECTION_IDLE_SECONDS`` is closed.
+``X-Forwarded-For`` adds (:mod:`~services.gateway.web.guard`); a header from anyone else is
+ignored, so a browser cannot pose as another address.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import uvicorn
 
 from services.common.logging import get_logger
 from services.common.settings import Settings
+from services.gateway import metrics
 from services.gateway.web.app import web_app
+from services.gateway.web.protocol import EdgeLimits, OpenConnections, edge_protocol, networks
 
 __all__ = ["WebEdge"]
 
@@ -55,23 +58,35 @@ class WebEdge:
     def __init__(self, settings: Settings, servicer: Any) -> None:
         self._settings = settings
         self._draining = False
-        trusted = [p for p in settings.web_trusted_proxies.split(",") if p]
+        proxies = networks(settings.web_trusted_proxies)
         app = web_app(
             servicer,
             root=settings.web_root,
             allowed_origins=tuple(o for o in settings.web_allowed_origins.split(",") if o),
             serving=lambda: not self._draining,
+            max_requests=settings.web_max_requests,
+            trusted_proxies=proxies,
+        )
+        #: The open connections of each client address (the per-address cap).
+        self.connections = OpenConnections(settings.connections_per_address)
+        metrics.WEB_CONNECTIONS.set_function(self.connections.total)
+        limits = EdgeLimits(
+            max_head_bytes=settings.web_max_head_bytes,
+            head_timeout_s=settings.web_head_timeout_seconds,
+            body_timeout_s=settings.web_body_timeout_seconds,
+            idle_s=settings.max_connection_idle_seconds,
+            trusted_proxies=proxies,
         )
         self._config = uvicorn.Config(
             app,
             loop="none",
-            http="httptools",
+            http=edge_protocol(limits, self.connections),
             lifespan="off",
             log_config=None,
             access_log=False,
             server_header=False,
-            proxy_headers=bool(trusted),
-            forwarded_allow_ips=trusted,
+            # X-Forwarded-For is read by the request guard, from trusted proxies only.
+            proxy_headers=False,
             timeout_keep_alive=max(1, int(settings.max_connection_idle_seconds)),
             timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
         )

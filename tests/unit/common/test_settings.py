@@ -68,6 +68,10 @@ EXPECTED_DEFAULTS = {
     "DOMINOS_WEB_ROOT": ("web_root", ""),
     "DOMINOS_WEB_ALLOWED_ORIGINS": ("web_allowed_origins", ""),
     "DOMINOS_WEB_TRUSTED_PROXIES": ("web_trusted_proxies", ""),
+    "DOMINOS_WEB_MAX_HEAD_BYTES": ("web_max_head_bytes", 16384),
+    "DOMINOS_WEB_HEAD_TIMEOUT_SECONDS": ("web_head_timeout_seconds", 10.0),
+    "DOMINOS_WEB_BODY_TIMEOUT_SECONDS": ("web_body_timeout_seconds", 10.0),
+    "DOMINOS_WEB_MAX_REQUESTS": ("web_max_requests", 10000),
 }
 
 DURATIONS = [spec for spec in VARIABLES if spec.attribute.endswith("_seconds")]
@@ -96,7 +100,13 @@ def test_defaults_milliseconds() -> None:
 
 
 #: Durations only ever read in seconds (the shutdown's drain is handed to asyncio as such).
-SECONDS_ONLY = {"shutdown_drain_seconds", "robot_think_min_seconds", "robot_think_max_seconds"}
+SECONDS_ONLY = {
+    "shutdown_drain_seconds",
+    "robot_think_min_seconds",
+    "robot_think_max_seconds",
+    "web_head_timeout_seconds",
+    "web_body_timeout_seconds",
+}
 
 
 def test_every_duration_read_in_ms_has_an_int_ms_property() -> None:
