@@ -39,3 +39,11 @@ def without_budgets(settings: Settings, service: str) -> Settings:
     return settings.replace(
         **{name.removeprefix("DOMINOS_").lower(): int(value) for name, value in variables}
     )
+
+
+#: Every budget at its production default, as environment variables.
+PRODUCTION: Final = {
+    name: str(getattr(Settings(), name.removeprefix("DOMINOS_").lower()))
+    for env in BY_SERVICE.values()
+    for name in env
+}
