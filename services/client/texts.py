@@ -130,6 +130,14 @@ ERROR_SENTENCES: Final[dict[str, tuple[str, str]]] = {
         "Trop de demandes : réessayez dans {seconds} s.",
         "Too many requests: try again in {seconds} s.",
     ),
+    "REQUEST_MALFORMED": (
+        "Le serveur n'a pas compris la demande : mettez le client à jour.",
+        "The server could not read the request: update the client.",
+    ),
+    "REQUEST_TOO_LARGE": (
+        "La demande est trop grande pour le serveur : mettez le client à jour.",
+        "The request is too large for the server: update the client.",
+    ),
     "client_bug": (
         "Le serveur ne comprend pas la demande de ce client : mettez le client à jour.",
         "The server does not understand this client's request: update the client.",
